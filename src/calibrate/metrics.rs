@@ -1,0 +1,503 @@
+//! Calibration and discrimination metrics over (confidence, correct) pairs.
+//!
+//! Every metric is computed from item weights, so one prepared [`Sample`]
+//! serves both the plain evaluation (all weights 1) and each bootstrap
+//! resample (weights = how often an item was drawn) without re-sorting.
+//! No rescaling and no resampling happens here.
+
+use serde::Serialize;
+
+/// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Binning {
+    /// Bins of equal width on [0, 1]; bin i holds (i/N, (i+1)/N], and 0 joins the first.
+    EqualWidth,
+    /// Bins holding equal numbers of items, in confidence order.
+    EqualMass,
+}
+
+/// The number of bins and how they are cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BinSpec {
+    pub count: usize,
+    pub binning: Binning,
+}
+
+/// One non-empty bin of a reliability diagram.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bin {
+    /// Lower edge (equal width) or smallest confidence in the bin (equal mass).
+    pub lo: f64,
+    /// Upper edge (equal width) or largest confidence in the bin (equal mass).
+    pub hi: f64,
+    /// Items in the bin (a bootstrap weight counts as that many items).
+    pub count: f64,
+    pub mean_confidence: f64,
+    pub accuracy: f64,
+}
+
+/// The metrics of one set of confidences against correctness.
+///
+/// `None` marks a metric that is undefined for this data, e.g. AUROC with a
+/// single class, or Spearman's rho without a target column.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Metrics {
+    pub n: usize,
+    /// Fraction of correct items (the success rate).
+    pub base_rate: f64,
+    pub ece: f64,
+    pub mce: f64,
+    pub brier: f64,
+    /// Brier score of always predicting the base rate: p(1 - p).
+    pub brier_ref: f64,
+    /// (brier_ref - brier) / brier_ref; scikit-learn's `d2_brier_score`.
+    pub skill_score: Option<f64>,
+    /// Unbinned ECE of "Open the Oyster": |mean confidence - success rate|.
+    pub oyster_ece: f64,
+    /// "Open the Oyster"'s Performance Score: 1 - brier / (c(1 - c)), c the mean confidence.
+    pub performance_score: Option<f64>,
+    pub auroc: Option<f64>,
+    pub log_loss: f64,
+    /// Spearman's rho between confidence and the target column.
+    pub spearman: Option<f64>,
+}
+
+/// Names of the metrics that get confidence intervals, in table order.
+pub const METRIC_NAMES: [&str; 11] = [
+    "base_rate",
+    "ece",
+    "mce",
+    "brier",
+    "brier_ref",
+    "skill_score",
+    "oyster_ece",
+    "performance_score",
+    "auroc",
+    "log_loss",
+    "spearman",
+];
+
+impl Metrics {
+    /// The metric values in the order of [`METRIC_NAMES`].
+    pub fn values(&self) -> [Option<f64>; 11] {
+        [
+            Some(self.base_rate),
+            Some(self.ece),
+            Some(self.mce),
+            Some(self.brier),
+            Some(self.brier_ref),
+            self.skill_score,
+            Some(self.oyster_ece),
+            self.performance_score,
+            self.auroc,
+            Some(self.log_loss),
+            self.spearman,
+        ]
+    }
+}
+
+/// The bin (0-based) that holds confidence `p` among `count` equal-width bins.
+///
+/// Edges are `i / count`, so 0.3 falls in (0.2, 0.3] exactly, not in the
+/// next bin as `ceil(p * count)` rounding would put it.
+pub fn equal_width_bin(p: f64, count: usize) -> usize {
+    let edge = |i: usize| i as f64 / count as f64;
+    let mut bin = ((p * count as f64).ceil() as usize).clamp(1, count) - 1;
+    while bin > 0 && p <= edge(bin) {
+        bin -= 1;
+    }
+    while bin + 1 < count && p > edge(bin + 1) {
+        bin += 1;
+    }
+    bin
+}
+
+/// Confidences, labels and an optional target, sorted once for fast weighted evaluation.
+pub struct Sample<'a> {
+    confidence: &'a [f64],
+    correct: &'a [bool],
+    target: Option<&'a [f64]>,
+    bins: BinSpec,
+    by_confidence: Vec<usize>,
+    by_target: Option<Vec<usize>>,
+}
+
+/// Log loss clips probabilities to [eps, 1 - eps], as scikit-learn does for float64.
+const LOG_LOSS_EPS: f64 = f64::EPSILON;
+
+impl<'a> Sample<'a> {
+    /// Prepares a sample; the slices must have equal lengths and finite values.
+    pub fn new(
+        confidence: &'a [f64],
+        correct: &'a [bool],
+        target: Option<&'a [f64]>,
+        bins: BinSpec,
+    ) -> Sample<'a> {
+        debug_assert_eq!(confidence.len(), correct.len());
+        Sample {
+            confidence,
+            correct,
+            target,
+            bins,
+            by_confidence: order_by(confidence),
+            by_target: target.map(order_by),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.confidence.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.confidence.is_empty()
+    }
+
+    /// All metrics, with each item counted `weights[i]` times (once when `None`).
+    pub fn metrics(&self, weights: Option<&[u32]>) -> Metrics {
+        let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
+        let (mut total, mut positives, mut conf_sum, mut brier_sum, mut log_sum) =
+            (0.0, 0.0, 0.0, 0.0, 0.0);
+        for (i, (&p, &y)) in self.confidence.iter().zip(self.correct).enumerate() {
+            let wi = w(i);
+            if wi == 0.0 {
+                continue;
+            }
+            let yf = if y { 1.0 } else { 0.0 };
+            let clipped = p.clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
+            total += wi;
+            positives += wi * yf;
+            conf_sum += wi * p;
+            brier_sum += wi * (p - yf) * (p - yf);
+            log_sum -= wi
+                * if y {
+                    clipped.ln()
+                } else {
+                    (1.0 - clipped).ln()
+                };
+        }
+        let base_rate = positives / total;
+        let mean_conf = conf_sum / total;
+        let brier = brier_sum / total;
+        let brier_ref = base_rate * (1.0 - base_rate);
+        let bins = self.reliability(weights);
+        let gaps = bins.iter().map(|b| (b.accuracy - b.mean_confidence).abs());
+        let ece = bins
+            .iter()
+            .map(|b| b.count / total * (b.accuracy - b.mean_confidence).abs())
+            .sum();
+        let mce = gaps.fold(0.0, f64::max);
+        let spread = mean_conf * (1.0 - mean_conf);
+        Metrics {
+            n: total.round() as usize,
+            base_rate,
+            ece,
+            mce,
+            brier,
+            brier_ref,
+            skill_score: (brier_ref > 0.0).then(|| (brier_ref - brier) / brier_ref),
+            oyster_ece: (mean_conf - base_rate).abs(),
+            performance_score: (spread > 0.0).then(|| 1.0 - brier / spread),
+            auroc: self.auroc(&w),
+            log_loss: log_sum / total,
+            spearman: self.spearman(&w),
+        }
+    }
+
+    /// The non-empty bins of the reliability diagram under `weights`.
+    pub fn reliability(&self, weights: Option<&[u32]>) -> Vec<Bin> {
+        let count = self.bins.count;
+        let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64, f64::INFINITY, f64::NEG_INFINITY); count];
+        let mut add = |bin: usize, wi: f64, i: usize| {
+            let p = self.confidence[i];
+            let s = &mut sums[bin];
+            s.0 += wi;
+            s.1 += wi * p;
+            s.2 += if self.correct[i] { wi } else { 0.0 };
+            s.3 = s.3.min(p);
+            s.4 = s.4.max(p);
+        };
+        match self.bins.binning {
+            Binning::EqualWidth => {
+                for i in 0..self.len() {
+                    let wi = weights.map_or(1.0, |w| f64::from(w[i]));
+                    if wi > 0.0 {
+                        add(equal_width_bin(self.confidence[i], count), wi, i);
+                    }
+                }
+            }
+            Binning::EqualMass => {
+                let weight = |i: usize| weights.map_or(1, |w| u64::from(w[i]));
+                let total: u64 = (0..self.len()).map(weight).sum();
+                let mut filler = EqualMassFiller::new(total, count);
+                for &i in &self.by_confidence {
+                    let mut left = weight(i);
+                    while left > 0 {
+                        let (bin, taken) = filler.take(left);
+                        add(bin, taken as f64, i);
+                        left -= taken;
+                    }
+                }
+            }
+        }
+        sums.iter()
+            .enumerate()
+            .filter(|(_, s)| s.0 > 0.0)
+            .map(|(b, s)| {
+                let (lo, hi) = match self.bins.binning {
+                    Binning::EqualWidth => (b as f64 / count as f64, (b + 1) as f64 / count as f64),
+                    Binning::EqualMass => (s.3, s.4),
+                };
+                Bin {
+                    lo,
+                    hi,
+                    count: s.0,
+                    mean_confidence: s.1 / s.0,
+                    accuracy: s.2 / s.0,
+                }
+            })
+            .collect()
+    }
+
+    /// Area under the ROC curve; tied confidences count half (Mann-Whitney).
+    fn auroc(&self, w: &impl Fn(usize) -> f64) -> Option<f64> {
+        let (mut neg_below, mut area, mut pos_total) = (0.0, 0.0, 0.0);
+        for run in tie_runs(&self.by_confidence, self.confidence) {
+            let (mut pos, mut neg) = (0.0, 0.0);
+            for &i in run {
+                if self.correct[i] {
+                    pos += w(i);
+                } else {
+                    neg += w(i);
+                }
+            }
+            area += pos * (neg_below + 0.5 * neg);
+            neg_below += neg;
+            pos_total += pos;
+        }
+        (pos_total > 0.0 && neg_below > 0.0).then(|| area / (pos_total * neg_below))
+    }
+
+    /// Spearman's rho: Pearson correlation of average ranks, as scipy's `spearmanr`.
+    fn spearman(&self, w: &impl Fn(usize) -> f64) -> Option<f64> {
+        let target = self.target?;
+        let by_target = self.by_target.as_ref()?;
+        let conf_rank = average_ranks(&self.by_confidence, self.confidence, w);
+        let target_rank = average_ranks(by_target, target, w);
+        weighted_pearson(&conf_rank, &target_rank, w)
+    }
+}
+
+/// Hands out the positions 0..total to `count` bins sized as numpy's `array_split`.
+struct EqualMassFiller {
+    sizes: Vec<u64>,
+    bin: usize,
+    used: u64,
+}
+
+impl EqualMassFiller {
+    fn new(total: u64, count: usize) -> Self {
+        let (base, extra) = (total / count as u64, (total % count as u64) as usize);
+        let sizes = (0..count).map(|b| base + u64::from(b < extra)).collect();
+        EqualMassFiller {
+            sizes,
+            bin: 0,
+            used: 0,
+        }
+    }
+
+    /// Takes up to `wanted` positions from the current bin: (bin, how many).
+    fn take(&mut self, wanted: u64) -> (usize, u64) {
+        while self.used == self.sizes[self.bin] {
+            self.bin += 1;
+            self.used = 0;
+        }
+        let taken = wanted.min(self.sizes[self.bin] - self.used);
+        self.used += taken;
+        (self.bin, taken)
+    }
+}
+
+fn order_by(values: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    order
+}
+
+/// Runs of equal values in `order` (indices into `values`, sorted by value).
+fn tie_runs<'o>(order: &'o [usize], values: &'o [f64]) -> impl Iterator<Item = &'o [usize]> {
+    order.chunk_by(move |&a, &b| values[a] == values[b])
+}
+
+/// The average rank of every item, each counted with its weight.
+fn average_ranks(order: &[usize], values: &[f64], w: &impl Fn(usize) -> f64) -> Vec<f64> {
+    let mut ranks = vec![0.0; values.len()];
+    let mut below = 0.0;
+    for run in tie_runs(order, values) {
+        let run_weight: f64 = run.iter().map(|&i| w(i)).sum();
+        let rank = below + (run_weight + 1.0) / 2.0;
+        for &i in run {
+            ranks[i] = rank;
+        }
+        below += run_weight;
+    }
+    ranks
+}
+
+fn weighted_pearson(x: &[f64], y: &[f64], w: &impl Fn(usize) -> f64) -> Option<f64> {
+    let (mut total, mut sx, mut sy) = (0.0, 0.0, 0.0);
+    for i in 0..x.len() {
+        total += w(i);
+        sx += w(i) * x[i];
+        sy += w(i) * y[i];
+    }
+    let (mx, my) = (sx / total, sy / total);
+    let (mut cxy, mut cxx, mut cyy) = (0.0, 0.0, 0.0);
+    for i in 0..x.len() {
+        let (dx, dy) = (x[i] - mx, y[i] - my);
+        cxy += w(i) * dx * dy;
+        cxx += w(i) * dx * dx;
+        cyy += w(i) * dy * dy;
+    }
+    (cxx > 0.0 && cyy > 0.0).then(|| cxy / (cxx * cyy).sqrt())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// tests/fixtures/calibration_small.csv as columns.
+    pub(crate) struct Fixture {
+        pub repo: Vec<String>,
+        pub confidence: Vec<f64>,
+        pub correct: Vec<bool>,
+        pub similarity: Vec<f64>,
+    }
+
+    pub(crate) fn fixture() -> Fixture {
+        let text = include_str!("../../tests/fixtures/calibration_small.csv");
+        let mut f = Fixture {
+            repo: vec![],
+            confidence: vec![],
+            correct: vec![],
+            similarity: vec![],
+        };
+        for line in text.lines().skip(1) {
+            let cells: Vec<&str> = line.split(',').collect();
+            f.repo.push(cells[1].to_owned());
+            f.confidence.push(cells[2].parse().unwrap());
+            f.correct.push(cells[3] == "1");
+            f.similarity.push(cells[4].parse().unwrap());
+        }
+        f
+    }
+
+    const WIDTH10: BinSpec = BinSpec {
+        count: 10,
+        binning: Binning::EqualWidth,
+    };
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9, "{a} != {b}");
+    }
+
+    // Expected values: python3 tests/sklearn_expected.py (scikit-learn 1.9.1, scipy 1.17.1).
+    #[test]
+    fn metrics_match_scikit_learn() {
+        let f = fixture();
+        let sample = Sample::new(&f.confidence, &f.correct, Some(&f.similarity), WIDTH10);
+        let m = sample.metrics(None);
+        assert_eq!(m.n, 80);
+        close(m.base_rate, 0.525);
+        close(m.brier, 0.24777015073427502); // brier_score_loss
+        close(m.skill_score.unwrap(), 0.006435485777343097); // d2_brier_score
+        close(m.auroc.unwrap(), 0.6541353383458647); // roc_auc_score
+        close(m.log_loss, 0.7158183184018194); // log_loss
+        close(m.spearman.unwrap(), 0.36333798511871895); // scipy spearmanr
+        close(m.ece, 0.14976805000000004); // calibration_curve(strategy="uniform")
+        close(m.mce, 0.4051365);
+    }
+
+    #[test]
+    fn equal_mass_bins_match_quantile_calibration_curve() {
+        let f = fixture();
+        let spec = BinSpec {
+            count: 10,
+            binning: Binning::EqualMass,
+        };
+        let m = Sample::new(&f.confidence, &f.correct, None, spec).metrics(None);
+        close(m.ece, 0.15727817500000002); // calibration_curve(strategy="quantile")
+        close(m.mce, 0.29020775);
+    }
+
+    #[test]
+    fn weights_equal_repeated_items() {
+        let f = fixture();
+        let weights: Vec<u32> = (0..f.confidence.len() as u32).map(|i| i % 3).collect();
+        let mut conf = vec![];
+        let mut correct = vec![];
+        let mut sim = vec![];
+        for (i, &w) in weights.iter().enumerate() {
+            for _ in 0..w {
+                conf.push(f.confidence[i]);
+                correct.push(f.correct[i]);
+                sim.push(f.similarity[i]);
+            }
+        }
+        for binning in [Binning::EqualWidth, Binning::EqualMass] {
+            let spec = BinSpec { count: 7, binning };
+            let weighted = Sample::new(&f.confidence, &f.correct, Some(&f.similarity), spec)
+                .metrics(Some(&weights));
+            let repeated = Sample::new(&conf, &correct, Some(&sim), spec).metrics(None);
+            for (a, b) in weighted.values().iter().zip(repeated.values()) {
+                close(a.unwrap(), b.unwrap());
+            }
+        }
+    }
+
+    // Seed 000 ("Quality and Trust in LLM-generated Code"), Table 5, "Unskilled" rows:
+    // predicting the base rate everywhere scores Brier p(1-p) and skill 0.
+    #[test]
+    fn unskilled_predictor_has_zero_skill() {
+        let correct: Vec<bool> = (0..200).map(|i| i % 5 < 2).collect();
+        let confidence = vec![0.4; 200];
+        let m = Sample::new(&confidence, &correct, None, WIDTH10).metrics(None);
+        close(m.brier, 0.4 * 0.6);
+        close(m.brier_ref, 0.24);
+        close(m.skill_score.unwrap(), 0.0);
+        close(m.ece, 0.0);
+        close(m.auroc.unwrap(), 0.5);
+    }
+
+    #[test]
+    fn bin_edges_are_left_open() {
+        assert_eq!(equal_width_bin(0.0, 10), 0);
+        assert_eq!(equal_width_bin(0.1, 10), 0);
+        assert_eq!(equal_width_bin(0.3, 10), 2);
+        assert_eq!(equal_width_bin(0.30000000000000004, 10), 3);
+        assert_eq!(equal_width_bin(1.0, 10), 9);
+        assert_eq!(equal_width_bin(0.7, 10), 6);
+    }
+
+    #[test]
+    fn single_class_leaves_auroc_and_skill_undefined() {
+        let m = Sample::new(&[0.2, 0.9], &[true, true], None, WIDTH10).metrics(None);
+        assert_eq!(m.auroc, None);
+        assert_eq!(m.skill_score, None);
+        close(m.brier, (0.64 + 0.01) / 2.0);
+    }
+
+    #[test]
+    fn oyster_metrics_follow_their_definitions() {
+        let m = Sample::new(
+            &[0.9, 0.8, 0.7, 0.6],
+            &[true, false, true, false],
+            None,
+            WIDTH10,
+        )
+        .metrics(None);
+        close(m.oyster_ece, (0.75_f64 - 0.5).abs());
+        let brier = (0.01 + 0.64 + 0.09 + 0.36) / 4.0;
+        close(m.performance_score.unwrap(), 1.0 - brier / (0.75 * 0.25));
+    }
+}

@@ -1,0 +1,415 @@
+//! The calibration engine: how well confidences predict correctness, raw and
+//! after rescaling with cross-validation, with bootstrap intervals.
+//!
+//! [`calibrate`] takes [`CalibrationData`] and [`CalibrateOptions`] and returns
+//! a [`CalibrationReport`] of plain data. No file IO happens here (reading is
+//! `table`, writing is `report`), and no threshold is chosen here (that is
+//! `thresholds`): a label arrives already decided.
+
+mod bootstrap;
+pub mod cv;
+mod data;
+pub mod metrics;
+pub mod rescale;
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+pub use bootstrap::{BootstrapSpec, Intervals};
+pub use cv::{CvError, CvStrategy, Folds};
+pub use data::{CalibrationData, ColumnSpec, DataError, LabelSource};
+pub use metrics::{Bin, BinSpec, Binning, Metrics, Sample};
+pub use rescale::{Method, Rescaler, RescalerParamError, RescalerParams};
+
+/// Below this rescaled Brier skill score the rescaled confidences barely
+/// separate items, so a small ECE says nothing ("bucket collapse").
+pub const BUCKET_COLLAPSE_SKILL: f64 = 0.05;
+
+/// How to calibrate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalibrateOptions {
+    pub method: Method,
+    /// Keep scikit-learn's L2 penalty (C = 1) on the logistic slope.
+    pub penalty: bool,
+    pub cv: CvStrategy,
+    pub folds: usize,
+    pub bins: BinSpec,
+    /// Bootstrap resamples; 0 turns intervals off.
+    pub bootstrap: usize,
+    pub bootstrap_by_group: bool,
+    pub seed: u64,
+}
+
+impl Default for CalibrateOptions {
+    fn default() -> Self {
+        CalibrateOptions {
+            method: Method::Platt,
+            penalty: true,
+            cv: CvStrategy::Kfold,
+            folds: 5,
+            bins: BinSpec {
+                count: 10,
+                binning: Binning::EqualWidth,
+            },
+            bootstrap: 1000,
+            bootstrap_by_group: false,
+            seed: 0,
+        }
+    }
+}
+
+/// Why calibration could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("no items to calibrate")]
+    Empty,
+    #[error("--bins must be at least 1")]
+    NoBins,
+    #[error(transparent)]
+    Params(#[from] RescalerParamError),
+    #[error(transparent)]
+    Cv(#[from] CvError),
+    #[error("--bootstrap-by-group needs --group")]
+    BootstrapGroupsRequired,
+    #[error("fold {fold}: {source}")]
+    Fit {
+        fold: usize,
+        source: rescale::FitError,
+    },
+}
+
+/// Metrics of one set of confidences with their bootstrap intervals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evaluation {
+    #[serde(flatten)]
+    pub metrics: Metrics,
+    /// [low, high] per metric; empty when the bootstrap is off.
+    pub ci: Intervals,
+}
+
+/// The rescaler fitted on one fold's training items.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FoldFit {
+    pub fold: usize,
+    pub train_items: usize,
+    pub test_items: usize,
+    #[serde(flatten)]
+    pub rescaler: Rescaler,
+}
+
+/// Reliability-diagram bins of the raw and rescaled confidences.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reliability {
+    pub raw: Vec<Bin>,
+    pub rescaled: Option<Vec<Bin>>,
+}
+
+/// Everything `codecal calibrate` reports. Field names are the JSON keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CalibrationReport {
+    pub raw: Evaluation,
+    /// Metrics of the pooled out-of-fold predictions; `None` with `--method none`
+    /// or when rescaling was impossible (see `warnings`).
+    pub rescaled: Option<Evaluation>,
+    pub method: Method,
+    pub penalty: bool,
+    pub cv: CvStrategy,
+    pub folds: usize,
+    /// Items no test fold held (`seed-balanced` only); they are absent from `rescaled`.
+    pub untested_items: usize,
+    pub bucket_collapse: bool,
+    pub rescaler: Vec<FoldFit>,
+    pub bins: usize,
+    pub binning: Binning,
+    pub bootstrap: usize,
+    pub bootstrap_by_group: bool,
+    pub seed: u64,
+    pub reliability: Reliability,
+    pub warnings: Vec<String>,
+}
+
+/// Out-of-fold predictions: rescaled confidence of each tested item.
+struct OutOfFold {
+    /// Tested items, ascending.
+    items: Vec<usize>,
+    confidence: Vec<f64>,
+    fits: Vec<FoldFit>,
+}
+
+/// Measures calibration of `data`, raw and rescaled, as `options` say.
+pub fn calibrate(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+) -> Result<CalibrationReport, CalibrateError> {
+    if data.is_empty() {
+        return Err(CalibrateError::Empty);
+    }
+    if options.bins.count == 0 {
+        return Err(CalibrateError::NoBins);
+    }
+    let params = RescalerParams::new(options.method, options.penalty, options.bins.count)?;
+    let units = resampling_units(data, options.bootstrap_by_group)?;
+    let mut warnings = Vec::new();
+    let single_class = data.correct.iter().all(|&y| y == data.correct[0]);
+    if single_class {
+        warnings.push(format!(
+            "all {} items are {}: AUROC and skill score are undefined and no rescaler can be fitted",
+            data.len(),
+            if data.correct[0] { "correct" } else { "incorrect" }
+        ));
+    }
+    let out_of_fold = match (&params, single_class) {
+        (Some(params), false) => Some(rescale_out_of_fold(data, params, options)?),
+        _ => None,
+    };
+
+    let target = data.target.as_deref();
+    let raw_sample = Sample::new(&data.confidence, &data.correct, target, options.bins);
+    let all: Vec<usize> = (0..data.len()).collect();
+    let rescaled_parts = out_of_fold.as_ref().map(|oof| {
+        let correct: Vec<bool> = oof.items.iter().map(|&i| data.correct[i]).collect();
+        let target: Option<Vec<f64>> = target.map(|t| oof.items.iter().map(|&i| t[i]).collect());
+        (correct, target)
+    });
+    let rescaled_sample =
+        out_of_fold
+            .as_ref()
+            .zip(rescaled_parts.as_ref())
+            .map(|(oof, (correct, target))| {
+                Sample::new(&oof.confidence, correct, target.as_deref(), options.bins)
+            });
+
+    let mut samples: Vec<(&Sample, &[usize])> = vec![(&raw_sample, &all)];
+    if let (Some(sample), Some(oof)) = (&rescaled_sample, &out_of_fold) {
+        samples.push((sample, &oof.items));
+    }
+    let mut intervals = if options.bootstrap > 0 {
+        let spec = BootstrapSpec {
+            resamples: options.bootstrap,
+            seed: options.seed,
+            level: 0.95,
+        };
+        bootstrap::intervals(&samples, &units.of_item, units.count, spec)
+    } else {
+        vec![BTreeMap::new(); samples.len()]
+    };
+
+    let evaluate = |sample: &Sample, ci: Intervals| Evaluation {
+        metrics: sample.metrics(None),
+        ci,
+    };
+    let rescaled = rescaled_sample
+        .as_ref()
+        .map(|s| evaluate(s, intervals.pop().unwrap_or_default()));
+    let raw = evaluate(&raw_sample, intervals.pop().unwrap_or_default());
+    let untested_items = out_of_fold
+        .as_ref()
+        .map_or(0, |o| data.len() - o.items.len());
+    if untested_items > 0 {
+        warnings.push(format!(
+            "{untested_items} of {} items were in no test fold and are absent from the rescaled metrics",
+            data.len()
+        ));
+    }
+    let bucket_collapse = rescaled
+        .as_ref()
+        .and_then(|r| r.metrics.skill_score)
+        .is_some_and(|s| s < BUCKET_COLLAPSE_SKILL);
+    if bucket_collapse {
+        warnings.push(format!(
+            "bucket collapse: the rescaled skill score is below {BUCKET_COLLAPSE_SKILL}, so the rescaled ECE is not meaningful"
+        ));
+    }
+    Ok(CalibrationReport {
+        reliability: Reliability {
+            raw: raw_sample.reliability(None),
+            rescaled: rescaled_sample.as_ref().map(|s| s.reliability(None)),
+        },
+        raw,
+        rescaled,
+        method: options.method,
+        penalty: options.penalty,
+        cv: options.cv,
+        folds: out_of_fold.as_ref().map_or(0, |o| o.fits.len()),
+        untested_items,
+        bucket_collapse,
+        rescaler: out_of_fold.map(|o| o.fits).unwrap_or_default(),
+        bins: options.bins.count,
+        binning: options.bins.binning,
+        bootstrap: options.bootstrap,
+        bootstrap_by_group: options.bootstrap_by_group,
+        seed: options.seed,
+        warnings,
+    })
+}
+
+/// Fits one rescaler per fold on its training items and predicts its test items.
+fn rescale_out_of_fold(
+    data: &CalibrationData,
+    params: &RescalerParams,
+    options: &CalibrateOptions,
+) -> Result<OutOfFold, CalibrateError> {
+    let n = data.len();
+    let folds = cv::split(
+        options.cv,
+        options.folds,
+        &data.correct,
+        data.groups.as_deref(),
+        options.seed,
+    )?;
+    let fitted: Vec<(FoldFit, Vec<(usize, f64)>)> = (0..folds.test.len())
+        .into_par_iter()
+        .map(|f| {
+            let train = folds.train(f, n);
+            let confidences: Vec<f64> = train.iter().map(|&i| data.confidence[i]).collect();
+            let labels: Vec<bool> = train.iter().map(|&i| data.correct[i]).collect();
+            let rescaler = params
+                .fit(&confidences, &labels)
+                .map_err(|source| CalibrateError::Fit { fold: f, source })?;
+            let predictions = folds.test[f]
+                .iter()
+                .map(|&i| (i, rescaler.predict(data.confidence[i])))
+                .collect();
+            let fit = FoldFit {
+                fold: f,
+                train_items: train.len(),
+                test_items: folds.test[f].len(),
+                rescaler,
+            };
+            Ok((fit, predictions))
+        })
+        .collect::<Result<_, CalibrateError>>()?;
+    let mut predicted: Vec<Option<f64>> = vec![None; n];
+    let mut fits = Vec::with_capacity(fitted.len());
+    for (fit, predictions) in fitted {
+        for (i, p) in predictions {
+            predicted[i] = Some(p);
+        }
+        fits.push(fit);
+    }
+    let items: Vec<usize> = (0..n).filter(|&i| predicted[i].is_some()).collect();
+    let confidence = items.iter().filter_map(|&i| predicted[i]).collect();
+    Ok(OutOfFold {
+        items,
+        confidence,
+        fits,
+    })
+}
+
+/// Each item's bootstrap unit: itself, or its group.
+struct Units {
+    of_item: Vec<usize>,
+    count: usize,
+}
+
+fn resampling_units(data: &CalibrationData, by_group: bool) -> Result<Units, CalibrateError> {
+    if !by_group {
+        return Ok(Units {
+            of_item: (0..data.len()).collect(),
+            count: data.len(),
+        });
+    }
+    let groups = data
+        .groups
+        .as_ref()
+        .ok_or(CalibrateError::BootstrapGroupsRequired)?;
+    let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in groups {
+        let next = ids.len();
+        ids.entry(g).or_insert(next);
+    }
+    Ok(Units {
+        of_item: groups.iter().map(|g| ids[g.as_str()]).collect(),
+        count: ids.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::metrics::tests::fixture;
+
+    fn fixture_data() -> CalibrationData {
+        let f = fixture();
+        CalibrationData {
+            confidence: f.confidence,
+            correct: f.correct,
+            groups: Some(f.repo),
+            target: Some(f.similarity),
+        }
+    }
+
+    // Expected values: python3 tests/sklearn_expected.py — GroupKFold(5) with
+    // LogisticRegression() per fold, metrics of the pooled out-of-fold predictions.
+    #[test]
+    fn group_cv_platt_matches_scikit_learn() {
+        let options = CalibrateOptions {
+            cv: CvStrategy::Group,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&fixture_data(), &options).unwrap();
+        let rescaled = report.rescaled.unwrap().metrics;
+        assert!((rescaled.brier - 0.2423159351328114).abs() < 1e-6);
+        assert!((rescaled.auroc.unwrap() - 0.6315789473684211).abs() < 1e-6);
+        assert!((rescaled.ece - 0.06612602802331399).abs() < 1e-6);
+        assert!((rescaled.mce - 0.837000166414235).abs() < 1e-6);
+        assert_eq!(report.rescaler.len(), 5);
+        assert_eq!(report.untested_items, 0);
+    }
+
+    #[test]
+    fn cv_none_reports_one_fit_on_everything() {
+        let options = CalibrateOptions {
+            cv: CvStrategy::None,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&fixture_data(), &options).unwrap();
+        assert_eq!(report.rescaler.len(), 1);
+        let Rescaler::Logistic(platt) = &report.rescaler[0].rescaler else {
+            panic!("platt expected");
+        };
+        assert!((platt.slope - 0.4625889625699462).abs() < 1e-6);
+    }
+
+    #[test]
+    fn same_options_give_the_same_report() {
+        let options = CalibrateOptions {
+            bootstrap: 100,
+            ..CalibrateOptions::default()
+        };
+        let a = calibrate(&fixture_data(), &options).unwrap();
+        let b = calibrate(&fixture_data(), &options).unwrap();
+        assert_eq!(a, b);
+        assert!(a.raw.ci["brier"].is_some());
+    }
+
+    #[test]
+    fn unskilled_rescaled_confidences_are_flagged_as_bucket_collapse() {
+        // Confidence carries no information: every rescaler collapses to the base rate.
+        let n = 400;
+        let data = CalibrationData {
+            confidence: (0..n)
+                .map(|i| 0.5 + 0.4 * ((i * 7919) % 13) as f64 / 13.0)
+                .collect(),
+            correct: (0..n).map(|i| i % 3 == 0).collect(),
+            groups: None,
+            target: None,
+        };
+        let options = CalibrateOptions {
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&data, &options).unwrap();
+        assert!(report.bucket_collapse);
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.contains("bucket collapse"))
+        );
+    }
+}

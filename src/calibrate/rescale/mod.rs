@@ -1,0 +1,105 @@
+//! Rescalers: maps from a raw confidence to a calibrated probability.
+//!
+//! Each rescaler follows linfa's shape: parameters, `check`, `fit` on
+//! (confidences, labels), then a fitted model that can `predict`. This module
+//! adds [`Method`], the user's choice, and [`Rescaler`], any fitted model.
+//! Which items a rescaler is fitted on is cross-validation's business.
+
+mod histogram;
+mod isotonic;
+mod logistic;
+
+use serde::Serialize;
+
+pub use histogram::{HistogramBinning, HistogramParamError, HistogramParams, HistogramValidParams};
+pub use isotonic::{Isotonic, IsotonicParams};
+pub use logistic::{CLIP, Feature, FitError, ParamError, Platt, PlattParams, PlattValidParams};
+
+/// The rescaling methods `codecal calibrate --method` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Logistic regression on logit(p) (Platt scaling).
+    Platt,
+    /// Logistic regression on ln(p), as worded in seed 000.
+    PlattLn,
+    /// Slope on logit(p) only, no intercept.
+    Temperature,
+    /// Pool-adjacent-violators isotonic regression.
+    Isotonic,
+    /// Success rate per equal-width confidence bin.
+    Histogram,
+    /// No rescaling: report raw metrics only.
+    None,
+}
+
+/// Checked settings for fitting the chosen [`Method`].
+#[derive(Clone, Debug)]
+pub enum RescalerParams {
+    Logistic(PlattValidParams),
+    Isotonic(IsotonicParams),
+    Histogram(HistogramValidParams),
+}
+
+/// A bad setting for the chosen method.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum RescalerParamError {
+    #[error(transparent)]
+    Logistic(#[from] ParamError),
+    #[error(transparent)]
+    Histogram(#[from] HistogramParamError),
+}
+
+impl RescalerParams {
+    /// Parameters for `method`; `penalty` keeps scikit-learn's C = 1 on the
+    /// logistic slope, `bins` sizes histogram binning. `None` for `Method::None`.
+    pub fn new(
+        method: Method,
+        penalty: bool,
+        bins: usize,
+    ) -> Result<Option<RescalerParams>, RescalerParamError> {
+        let logistic = |params: PlattParams| -> Result<_, RescalerParamError> {
+            let c = penalty.then_some(1.0);
+            Ok(Some(RescalerParams::Logistic(
+                params.inverse_penalty(c).check()?,
+            )))
+        };
+        match method {
+            Method::Platt => logistic(Platt::params()),
+            Method::PlattLn => logistic(Platt::params().feature(Feature::Ln)),
+            Method::Temperature => logistic(Platt::temperature()),
+            Method::Isotonic => Ok(Some(RescalerParams::Isotonic(Isotonic::params()))),
+            Method::Histogram => Ok(Some(RescalerParams::Histogram(
+                HistogramBinning::params().bins(bins).check()?,
+            ))),
+            Method::None => Ok(None),
+        }
+    }
+
+    pub fn fit(&self, confidences: &[f64], labels: &[bool]) -> Result<Rescaler, FitError> {
+        Ok(match self {
+            RescalerParams::Logistic(p) => Rescaler::Logistic(p.fit(confidences, labels)?),
+            RescalerParams::Isotonic(p) => Rescaler::Isotonic(p.fit(confidences, labels)?),
+            RescalerParams::Histogram(p) => Rescaler::Histogram(p.fit(confidences, labels)?),
+        })
+    }
+}
+
+/// Any fitted rescaler. Serializes as its coefficients.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Rescaler {
+    Logistic(Platt),
+    Isotonic(Isotonic),
+    Histogram(HistogramBinning),
+}
+
+impl Rescaler {
+    pub fn predict(&self, p: f64) -> f64 {
+        match self {
+            Rescaler::Logistic(m) => m.predict(p),
+            Rescaler::Isotonic(m) => m.predict(p),
+            Rescaler::Histogram(m) => m.predict(p),
+        }
+    }
+}

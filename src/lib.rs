@@ -1,0 +1,11 @@
+//! codecal: how far to trust what an LLM wrote about code.
+//!
+//! Each stage of the pipeline is a module with plain data at its face:
+//! `table` reads users' files, `calibrate` measures and rescales confidence,
+//! `report` renders results, and `artifact` writes files atomically. The CLI
+//! in `main.rs` is a thin shell over these.
+
+pub mod artifact;
+pub mod calibrate;
+pub mod report;
+pub mod table;

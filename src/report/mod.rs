@@ -1,0 +1,269 @@
+//! Renders a [`CalibrationReport`] as tables (Markdown, CSV, LaTeX, JSON) and
+//! reliability diagrams (SVG, PNG), and writes them to an output directory.
+//! No metric is computed here; every number comes from the report.
+
+mod reliability;
+
+use std::path::Path;
+
+use crate::artifact::{WriteError, create_dir, write_atomic};
+use crate::calibrate::metrics::METRIC_NAMES;
+use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
+
+pub use reliability::{PngError, reliability_png, reliability_svg};
+
+/// The label a metric carries in the tables.
+fn metric_label(name: &str) -> &'static str {
+    match name {
+        "base_rate" => "Success rate",
+        "ece" => "ECE",
+        "mce" => "MCE",
+        "brier" => "Brier",
+        "brier_ref" => "Brier of base rate, p(1-p)",
+        "skill_score" => "Skill score",
+        "oyster_ece" => "Unbinned ECE (Open the Oyster)",
+        "performance_score" => "Performance Score (Open the Oyster)",
+        "auroc" => "AUROC",
+        "log_loss" => "Log loss",
+        "spearman" => "Spearman's rho",
+        _ => "?",
+    }
+}
+
+/// One table row: a metric's value and interval, raw and rescaled.
+struct Row {
+    name: &'static str,
+    raw: Option<f64>,
+    raw_ci: Option<[f64; 2]>,
+    rescaled: Option<f64>,
+    rescaled_ci: Option<[f64; 2]>,
+}
+
+fn rows(report: &CalibrationReport) -> Vec<Row> {
+    let values = |e: Option<&Evaluation>| e.map(|e| e.metrics.values());
+    let (raw, rescaled) = (values(Some(&report.raw)), values(report.rescaled.as_ref()));
+    let ci = |e: Option<&Evaluation>, name: &str| e.and_then(|e| e.ci.get(name).copied().flatten());
+    METRIC_NAMES
+        .iter()
+        .enumerate()
+        .filter(|(m, _)| {
+            raw.is_some_and(|r| r[*m].is_some()) || rescaled.is_some_and(|r| r[*m].is_some())
+        })
+        .map(|(m, &name)| Row {
+            name,
+            raw: raw.and_then(|r| r[m]),
+            raw_ci: ci(Some(&report.raw), name),
+            rescaled: rescaled.and_then(|r| r[m]),
+            rescaled_ci: ci(report.rescaled.as_ref(), name),
+        })
+        .collect()
+}
+
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Platt => "Platt",
+        Method::PlattLn => "Platt on ln(p)",
+        Method::Temperature => "temperature",
+        Method::Isotonic => "isotonic",
+        Method::Histogram => "histogram binning",
+        Method::None => "none",
+    }
+}
+
+fn cv_name(cv: CvStrategy) -> &'static str {
+    match cv {
+        CvStrategy::Kfold => "k-fold",
+        CvStrategy::Stratified => "stratified k-fold",
+        CvStrategy::Group => "group k-fold",
+        CvStrategy::SeedBalanced => "seed-balanced group folds",
+        CvStrategy::None => "none (in-sample)",
+    }
+}
+
+/// One sentence on how the rescaled column was made.
+fn setup_line(report: &CalibrationReport) -> String {
+    let mut line = format!(
+        "n = {}; rescaler: {}",
+        report.raw.metrics.n,
+        method_name(report.method)
+    );
+    if report.method != Method::None {
+        line += &format!(
+            "{}; CV: {}, {} folds",
+            if report.penalty { "" } else { " (no penalty)" },
+            cv_name(report.cv),
+            report.folds
+        );
+    }
+    if report.untested_items > 0 {
+        line += &format!("; {} items in no test fold", report.untested_items);
+    }
+    line += &format!(
+        "; ECE over {} {} bins",
+        report.bins,
+        match report.binning {
+            crate::calibrate::Binning::EqualWidth => "equal-width",
+            crate::calibrate::Binning::EqualMass => "equal-mass",
+        }
+    );
+    if report.bootstrap > 0 {
+        line += &format!(
+            "; 95% intervals from {} bootstrap resamples of {} (seed {})",
+            report.bootstrap,
+            if report.bootstrap_by_group {
+                "groups"
+            } else {
+                "items"
+            },
+            report.seed
+        );
+    }
+    line
+}
+
+fn fmt_value(value: Option<f64>) -> String {
+    value.map_or("–".to_owned(), |v| format!("{v:.4}"))
+}
+
+fn fmt_interval(ci: Option<[f64; 2]>) -> String {
+    ci.map_or(String::new(), |[lo, hi]| format!("[{lo:.4}, {hi:.4}]"))
+}
+
+/// The label of `row`, marked when bucket collapse makes the rescaled ECE meaningless.
+fn row_label(report: &CalibrationReport, row: &Row, mark: &str) -> String {
+    let label = metric_label(row.name);
+    if report.bucket_collapse && row.name == "ece" {
+        format!("{label}{mark}")
+    } else {
+        label.to_owned()
+    }
+}
+
+const COLLAPSE_NOTE: &str = "bucket collapse: the rescaled skill score is below 0.05, so the rescaled confidences barely separate items and the rescaled ECE is not meaningful.";
+
+/// The Markdown table printed by default.
+pub fn markdown(report: &CalibrationReport) -> String {
+    let with_ci = report.bootstrap > 0;
+    let has_rescaled = report.rescaled.is_some();
+    let mut header = vec!["Metric", "Raw"];
+    if with_ci {
+        header.push("Raw 95% CI");
+    }
+    if has_rescaled {
+        header.push("Rescaled");
+        if with_ci {
+            header.push("Rescaled 95% CI");
+        }
+    }
+    let mut out = format!("{}\n\n", setup_line(report));
+    out += &format!("| {} |\n", header.join(" | "));
+    out += &format!("|{}\n", "---|".repeat(header.len()));
+    for row in rows(report) {
+        let mut cells = vec![row_label(report, &row, " ‡"), fmt_value(row.raw)];
+        if with_ci {
+            cells.push(fmt_interval(row.raw_ci));
+        }
+        if has_rescaled {
+            cells.push(fmt_value(row.rescaled));
+            if with_ci {
+                cells.push(fmt_interval(row.rescaled_ci));
+            }
+        }
+        out += &format!("| {} |\n", cells.join(" | "));
+    }
+    if report.bucket_collapse {
+        out += &format!("\n‡ {COLLAPSE_NOTE}\n");
+    }
+    for warning in &report.warnings {
+        if !warning.starts_with("bucket collapse") {
+            out += &format!("\nWarning: {warning}\n");
+        }
+    }
+    out
+}
+
+/// The same table as CSV, at full precision.
+pub fn csv(report: &CalibrationReport) -> String {
+    let mut out = String::from("metric,raw,raw_low,raw_high,rescaled,rescaled_low,rescaled_high\n");
+    let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for row in rows(report) {
+        let [rl, rh] = row.raw_ci.map_or([None, None], |[l, h]| [Some(l), Some(h)]);
+        let [sl, sh] = row
+            .rescaled_ci
+            .map_or([None, None], |[l, h]| [Some(l), Some(h)]);
+        out += &format!(
+            "{},{},{},{},{},{},{}\n",
+            row.name,
+            num(row.raw),
+            num(rl),
+            num(rh),
+            num(row.rescaled),
+            num(sl),
+            num(sh)
+        );
+    }
+    out
+}
+
+/// The same table as a LaTeX `tabular` (booktabs).
+pub fn latex(report: &CalibrationReport) -> String {
+    let has_rescaled = report.rescaled.is_some();
+    let escape = |s: &str| s.replace('_', "\\_").replace('%', "\\%").replace('\'', "'");
+    let cell = |v: Option<f64>, ci: Option<[f64; 2]>| match (v, ci) {
+        (Some(v), Some([lo, hi])) => format!("{v:.3} [{lo:.3}, {hi:.3}]"),
+        (Some(v), None) => format!("{v:.3}"),
+        _ => "--".to_owned(),
+    };
+    let mut out = format!(
+        "% {}\n\\begin{{tabular}}{{l{}}}\n\\toprule\nMetric & Raw{} \\\\\n\\midrule\n",
+        setup_line(report),
+        if has_rescaled { "rr" } else { "r" },
+        if has_rescaled { " & Rescaled" } else { "" }
+    );
+    for row in rows(report) {
+        let label = escape(&row_label(report, &row, "$^\\ddagger$"));
+        out += &format!("{label} & {}", cell(row.raw, row.raw_ci));
+        if has_rescaled {
+            out += &format!(" & {}", cell(row.rescaled, row.rescaled_ci));
+        }
+        out += " \\\\\n";
+    }
+    out += "\\bottomrule\n\\end{tabular}\n";
+    if report.bucket_collapse {
+        out += &format!("% $^\\ddagger$ {COLLAPSE_NOTE}\n");
+    }
+    out
+}
+
+/// The report as pretty JSON with stable snake_case keys.
+pub fn json(report: &CalibrationReport) -> String {
+    // Serializing plain data with string keys cannot fail.
+    serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
+}
+
+/// What writing an output directory can go wrong with.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Png(#[from] PngError),
+}
+
+/// Writes metrics.json, metrics.csv, table.md, table.tex, reliability.svg and
+/// reliability.png into `dir`. Returns warnings (e.g. no fonts for the PNG).
+pub fn write_calibration_dir(
+    dir: &Path,
+    report: &CalibrationReport,
+) -> Result<Vec<String>, ReportError> {
+    create_dir(dir)?;
+    write_atomic(&dir.join("metrics.json"), json(report).as_bytes())?;
+    write_atomic(&dir.join("metrics.csv"), csv(report).as_bytes())?;
+    write_atomic(&dir.join("table.md"), markdown(report).as_bytes())?;
+    write_atomic(&dir.join("table.tex"), latex(report).as_bytes())?;
+    let svg = reliability_svg(report);
+    write_atomic(&dir.join("reliability.svg"), svg.as_bytes())?;
+    let (png, warnings) = reliability_png(&svg)?;
+    write_atomic(&dir.join("reliability.png"), &png)?;
+    Ok(warnings)
+}

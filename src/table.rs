@@ -1,0 +1,355 @@
+//! Reads CSV and JSONL files into named text cells that remember their line.
+//!
+//! Every stage that takes a user's file (calibrate, score, thresholds) reads it
+//! here, so every error about a cell names the file, the line and the column in
+//! the same words. This module does not interpret values beyond text and
+//! numbers: what a valid confidence or label is belongs to the stage.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The file layouts codecal reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl Format {
+    /// The format a file's extension implies (`.csv`, `.jsonl`, `.json`, `.ndjson`).
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "csv" => Some(Format::Csv),
+            "jsonl" | "ndjson" | "json" => Some(Format::Jsonl),
+            _ => None,
+        }
+    }
+}
+
+/// Where a cell came from: file, 1-based line and column name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub line: u64,
+    pub column: String,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: column '{}'",
+            self.path.display(),
+            self.line,
+            self.column
+        )
+    }
+}
+
+/// Errors from reading a table or one of its cells.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot tell the format from the extension; pass --format csv|jsonl")]
+    UnknownFormat { path: PathBuf },
+    #[error("{path}: the file has no data rows")]
+    Empty { path: PathBuf },
+    #[error("{path}:{line}: {message}")]
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{path}: no column '{column}' (columns: {available})")]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        available: String,
+    },
+    #[error("{at}: value is missing")]
+    MissingValue { at: Location },
+    #[error("{at}: '{value}' is not a number")]
+    NotANumber { at: Location, value: String },
+}
+
+/// A table read from one file: column names and rows of optional text cells.
+#[derive(Debug)]
+pub struct Table {
+    path: PathBuf,
+    columns: Vec<String>,
+    /// Each row with the 1-based line it started on.
+    rows: Vec<(u64, Vec<Option<String>>)>,
+}
+
+impl Table {
+    /// Reads `path` as `format`, or by its extension when `format` is `None`.
+    pub fn read(path: &Path, format: Option<Format>) -> Result<Table, TableError> {
+        let format = match format.or_else(|| Format::from_extension(path)) {
+            Some(format) => format,
+            None => {
+                return Err(TableError::UnknownFormat {
+                    path: path.to_owned(),
+                });
+            }
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| TableError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let table = match format {
+            Format::Csv => parse_csv(path, &text)?,
+            Format::Jsonl => parse_jsonl(path, &text)?,
+        };
+        if table.rows.is_empty() {
+            return Err(TableError::Empty {
+                path: path.to_owned(),
+            });
+        }
+        Ok(table)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The position of `name` among the columns, or an error listing the columns there are.
+    pub fn column(&self, name: &str) -> Result<Column<'_>, TableError> {
+        match self.columns.iter().position(|c| c == name) {
+            Some(index) => Ok(Column {
+                table: self,
+                index,
+                name: name.to_owned(),
+            }),
+            None => Err(TableError::MissingColumn {
+                path: self.path.clone(),
+                column: name.to_owned(),
+                available: self.columns.join(", "),
+            }),
+        }
+    }
+}
+
+/// One named column of a [`Table`], read cell by cell.
+#[derive(Debug)]
+pub struct Column<'t> {
+    table: &'t Table,
+    index: usize,
+    name: String,
+}
+
+impl Column<'_> {
+    /// The location of row `row`'s cell in this column.
+    pub fn location(&self, row: usize) -> Location {
+        Location {
+            path: self.table.path.clone(),
+            line: self.table.rows[row].0,
+            column: self.name.clone(),
+        }
+    }
+
+    /// The trimmed text of row `row`'s cell; an error when it is empty or absent.
+    pub fn text(&self, row: usize) -> Result<&str, TableError> {
+        let cell = self.table.rows[row]
+            .1
+            .get(self.index)
+            .and_then(|c| c.as_deref());
+        match cell.map(str::trim) {
+            Some(text) if !text.is_empty() => Ok(text),
+            _ => Err(TableError::MissingValue {
+                at: self.location(row),
+            }),
+        }
+    }
+
+    /// Row `row`'s cell as a number. `NaN` parses, so that the stage can name it.
+    pub fn number(&self, row: usize) -> Result<f64, TableError> {
+        let text = self.text(row)?;
+        text.parse::<f64>().map_err(|_| TableError::NotANumber {
+            at: self.location(row),
+            value: text.to_owned(),
+        })
+    }
+}
+
+fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
+    let malformed = |line: u64, message: String| TableError::Malformed {
+        path: path.to_owned(),
+        line,
+        message,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(|e| malformed(1, e.to_string()))?
+        .iter()
+        .map(|h| h.trim().to_owned())
+        .collect();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            malformed(line, e.to_string())
+        })?;
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != columns.len() {
+            return Err(malformed(
+                line,
+                format!(
+                    "{} fields where the header has {}",
+                    record.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        rows.push((line, record.iter().map(|c| Some(c.to_owned())).collect()));
+    }
+    Ok(Table {
+        path: path.to_owned(),
+        columns,
+        rows,
+    })
+}
+
+fn parse_jsonl(path: &Path, text: &str) -> Result<Table, TableError> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut rows = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let line_number = number as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| TableError::Malformed {
+                path: path.to_owned(),
+                line: line_number,
+                message: format!("not valid JSON: {e}"),
+            })?;
+        let serde_json::Value::Object(object) = value else {
+            return Err(TableError::Malformed {
+                path: path.to_owned(),
+                line: line_number,
+                message: "expected a JSON object".to_owned(),
+            });
+        };
+        let mut cells = vec![None; columns.len()];
+        for (key, value) in object {
+            let slot = *index.entry(key.clone()).or_insert_with(|| {
+                columns.push(key);
+                columns.len() - 1
+            });
+            if slot >= cells.len() {
+                cells.resize(slot + 1, None);
+            }
+            cells[slot] = json_cell(&value);
+        }
+        rows.push((line_number, cells));
+    }
+    Ok(Table {
+        path: path.to_owned(),
+        columns,
+        rows,
+    })
+}
+
+/// The text a JSON value stands for in a cell; `null` is an absent cell.
+fn json_cell(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn csv_cells_remember_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "a.csv", "p,y\n0.5,1\n\"0.25\",0\n");
+        let table = Table::read(&path, None).unwrap();
+        let p = table.column("p").unwrap();
+        assert_eq!(p.number(1).unwrap(), 0.25);
+        assert_eq!(p.location(1).line, 3);
+    }
+
+    #[test]
+    fn jsonl_reads_numbers_bools_and_nulls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            &dir,
+            "a.jsonl",
+            "{\"p\": 0.5, \"y\": true}\n\n{\"p\": null, \"y\": false}\n",
+        );
+        let table = Table::read(&path, None).unwrap();
+        assert_eq!(table.column("y").unwrap().text(0).unwrap(), "true");
+        let err = table.column("p").unwrap().number(1).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{}:3: column 'p': value is missing", path.display())
+        );
+    }
+
+    #[test]
+    fn missing_column_lists_the_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "a.csv", "p,y\n0.5,1\n");
+        let err = Table::read(&path, None)
+            .unwrap()
+            .column("conf")
+            .unwrap_err();
+        assert!(matches!(err, TableError::MissingColumn { .. }));
+        assert!(
+            err.to_string()
+                .ends_with("no column 'conf' (columns: p, y)")
+        );
+    }
+
+    #[test]
+    fn header_only_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "a.csv", "p,y\n");
+        assert!(matches!(
+            Table::read(&path, None),
+            Err(TableError::Empty { .. })
+        ));
+    }
+
+    #[test]
+    fn ragged_csv_row_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "a.csv", "p,y\n0.5,1\n0.4\n");
+        let err = Table::read(&path, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a.csv:3: 1 fields where the header has 2")
+        );
+    }
+}

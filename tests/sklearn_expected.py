@@ -1,0 +1,74 @@
+"""Prints the scikit-learn / scipy values that the unit tests of `calibrate` expect.
+
+Reads tests/fixtures/calibration_small.csv. Logistic fits use a tight tolerance
+(tol=1e-12) so the printed optimum is exact; sklearn's default tol=1e-4 stops
+short of it in the fourth decimal. Run: python3 tests/sklearn_expected.py
+"""
+import pathlib
+
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.calibration import calibration_curve
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import brier_score_loss, d2_brier_score, log_loss, roc_auc_score
+from sklearn.model_selection import GroupKFold
+
+path = pathlib.Path(__file__).parent / "fixtures" / "calibration_small.csv"
+data = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8")
+p = data["confidence"].astype(float)
+y = data["correct"].astype(int)
+groups = data["repo"]
+target = data["similarity"].astype(float)
+
+
+def ece_from_curve(prob, strategy, n_bins=10):
+    frac_pos, mean_pred = calibration_curve(y, prob, n_bins=n_bins, strategy=strategy)
+    if strategy == "uniform":
+        edges = np.linspace(0, 1, n_bins + 1)
+    else:
+        edges = np.percentile(prob, np.linspace(0, 100, n_bins + 1))
+    ids = np.searchsorted(edges[1:-1], prob)  # as calibration_curve: bins are (lo, hi]
+    counts = np.bincount(ids, minlength=n_bins)
+    counts = counts[counts > 0]
+    gaps = np.abs(frac_pos - mean_pred)
+    return float(np.sum(counts / len(prob) * gaps)), float(np.max(gaps))
+
+
+def logistic(feature, **kw):
+    model = LogisticRegression(tol=1e-12, max_iter=100000, **kw)
+    model.fit(feature.reshape(-1, 1), y)
+    return float(model.coef_[0, 0]), float(model.intercept_[0]) if model.fit_intercept else 0.0
+
+
+def show(name, value):
+    print(f"{name} = {value!r}")
+
+
+logit = np.log(p / (1 - p))
+show("base_rate", y.mean())
+show("brier", brier_score_loss(y, p))
+show("d2_brier", d2_brier_score(y, p))
+show("auroc", roc_auc_score(y, p))
+show("log_loss", log_loss(y, p))
+show("spearman", spearmanr(p, target).statistic)
+show("ece_uniform, mce_uniform", ece_from_curve(p, "uniform"))
+show("ece_quantile, mce_quantile", ece_from_curve(p, "quantile"))
+show("platt (slope, intercept)", logistic(logit))
+show("platt no penalty", logistic(logit, C=np.inf))
+show("platt_ln", logistic(np.log(p)))
+show("temperature", logistic(logit, fit_intercept=False))
+iso = IsotonicRegression(out_of_bounds="clip").fit(p, y)
+queries = np.array([0.0, 0.3, 0.55, 0.7, 0.77, 0.85, 0.93, 1.0])
+show("isotonic at", queries.tolist())
+show("isotonic", iso.predict(queries).tolist())
+
+oof = np.empty_like(p)
+for train, test in GroupKFold(n_splits=5).split(p, y, groups):
+    model = LogisticRegression(tol=1e-12, max_iter=100000)
+    model.fit(logit[train].reshape(-1, 1), y[train])
+    oof[test] = model.predict_proba(logit[test].reshape(-1, 1))[:, 1]
+show("group-cv platt brier", brier_score_loss(y, oof))
+show("group-cv platt auroc", roc_auc_score(y, oof))
+show("group-cv platt ece", ece_from_curve(oof, "uniform"))
+show("group-cv test folds", [sorted(set(groups[t])) for _, t in GroupKFold(n_splits=5).split(p, y, groups)])
