@@ -59,7 +59,7 @@ fn rows(report: &CalibrationReport) -> Vec<Row> {
         .collect()
 }
 
-fn method_name(method: Method) -> &'static str {
+pub(crate) fn method_name(method: Method) -> &'static str {
     match method {
         Method::Platt => "Platt",
         Method::PlattLn => "Platt on ln(p)",
@@ -70,7 +70,7 @@ fn method_name(method: Method) -> &'static str {
     }
 }
 
-fn cv_name(cv: CvStrategy) -> &'static str {
+pub(crate) fn cv_name(cv: CvStrategy) -> &'static str {
     match cv {
         CvStrategy::Kfold => "k-fold",
         CvStrategy::Stratified => "stratified k-fold",
@@ -208,7 +208,7 @@ pub fn csv(report: &CalibrationReport) -> String {
 /// The same table as a LaTeX `tabular` (booktabs).
 pub fn latex(report: &CalibrationReport) -> String {
     let has_rescaled = report.rescaled.is_some();
-    let escape = |s: &str| s.replace('_', "\\_").replace('%', "\\%").replace('\'', "'");
+    let escape = |s: &str| s.replace('_', "\\_").replace('%', "\\%");
     let cell = |v: Option<f64>, ci: Option<[f64; 2]>| match (v, ci) {
         (Some(v), Some([lo, hi])) => format!("{v:.3} [{lo:.3}, {hi:.3}]"),
         (Some(v), None) => format!("{v:.3}"),

@@ -24,7 +24,11 @@ pub fn reliability_svg(report: &CalibrationReport) -> String {
     )];
     if let (Some(bins), Some(rescaled)) = (&report.reliability.rescaled, &report.rescaled) {
         panels.push((
-            format!("Rescaled ({:?}, CV {:?})", report.method, report.cv).to_lowercase(),
+            format!(
+                "Rescaled: {}, CV {}",
+                super::method_name(report.method),
+                super::cv_name(report.cv)
+            ),
             bins,
             rescaled.metrics.ece,
         ));

@@ -1,0 +1,369 @@
+//! Runs the built `codecal` binary on small files in a fresh temp dir: the
+//! happy paths of `calibrate` and every bad-input message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn codecal(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the codecal binary runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `calibrate` on a CSV body and expects failure with `message` in stderr.
+fn fails_with(csv: &str, extra: &[&str], message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "in.csv", csv);
+    let mut args = vec!["calibrate", "in.csv", "--bootstrap", "0"];
+    args.extend_from_slice(extra);
+    let out = codecal(&args, dir.path());
+    assert!(!out.status.success(), "expected failure for {args:?}");
+    let err = stderr(&out);
+    assert!(err.contains(message), "stderr {err:?} lacks {message:?}");
+    assert_eq!(err.lines().count(), 1, "one-line error expected: {err:?}");
+    assert!(!err.contains("panicked"));
+}
+
+fn fixture() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calibration_small.csv");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn confidence_above_one_names_file_line_and_column() {
+    fails_with(
+        "confidence,correct\n0.5,1\n1.5,0\n",
+        &[],
+        "in.csv:3: column 'confidence': confidence 1.5 is outside [0, 1]",
+    );
+}
+
+#[test]
+fn nan_confidence_is_named() {
+    fails_with(
+        "confidence,correct\n0.5,1\nNaN,0\n",
+        &[],
+        "in.csv:3: column 'confidence': confidence is NaN",
+    );
+}
+
+#[test]
+fn text_confidence_is_not_a_number() {
+    fails_with(
+        "confidence,correct\nhigh,1\n",
+        &[],
+        "in.csv:2: column 'confidence': 'high' is not a number",
+    );
+}
+
+#[test]
+fn label_other_than_zero_or_one_is_named() {
+    fails_with(
+        "confidence,correct\n0.5,1\n0.4,2\n",
+        &[],
+        "in.csv:3: column 'correct': '2' is not a label; use 0/1 or true/false",
+    );
+}
+
+#[test]
+fn missing_column_lists_the_columns() {
+    fails_with(
+        "conf,correct\n0.5,1\n",
+        &[],
+        "in.csv: no column 'confidence' (columns: conf, correct)",
+    );
+}
+
+#[test]
+fn empty_cell_is_a_missing_value() {
+    fails_with(
+        "confidence,correct\n0.5,1\n,0\n",
+        &[],
+        "in.csv:3: column 'confidence': value is missing",
+    );
+}
+
+#[test]
+fn empty_file_is_named() {
+    fails_with("", &[], "in.csv: the file has no data rows");
+    fails_with(
+        "confidence,correct\n",
+        &[],
+        "in.csv: the file has no data rows",
+    );
+}
+
+#[test]
+fn fewer_groups_than_folds_is_named() {
+    fails_with(
+        "confidence,correct,repo\n0.5,1,a\n0.4,0,a\n0.6,1,b\n0.3,0,b\n0.2,0,c\n0.9,1,c\n",
+        &["--group", "repo"],
+        "3 distinct groups cannot fill 5 folds",
+    );
+}
+
+#[test]
+fn fewer_items_than_folds_is_named() {
+    fails_with(
+        "confidence,correct\n0.5,1\n0.4,0\n",
+        &[],
+        "2 items cannot fill 5 folds",
+    );
+}
+
+#[test]
+fn bad_score_is_named() {
+    fails_with(
+        "confidence,sim\n0.5,0.9\n0.4,inf\n",
+        &["--score", "sim", "--threshold", "0.8"],
+        "in.csv:3: column 'sim': score is not a finite number",
+    );
+}
+
+#[test]
+fn bad_jsonl_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "in.jsonl",
+        "{\"confidence\": 0.5, \"correct\": 1}\n{oops\n",
+    );
+    let out = codecal(&["calibrate", "in.jsonl"], dir.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("in.jsonl:2: not valid JSON"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn unknown_extension_asks_for_format() {
+    fails_with_file(
+        "in.txt",
+        "confidence,correct\n0.5,1\n",
+        "pass --format csv|jsonl",
+    );
+}
+
+fn fails_with_file(name: &str, text: &str, message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), name, text);
+    let out = codecal(&["calibrate", name], dir.path());
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains(message), "{}", stderr(&out));
+}
+
+#[test]
+fn missing_input_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codecal(&["calibrate", "no-such.csv"], dir.path());
+    assert!(stderr(&out).contains("no-such.csv: cannot read"));
+}
+
+#[test]
+fn single_class_warns_and_still_reports_raw_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "in.csv",
+        "confidence,correct\n0.5,1\n0.4,1\n0.9,1\n",
+    );
+    let out = codecal(
+        &["calibrate", "in.csv", "--json", "--bootstrap", "0"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning: all 3 items are correct"));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["raw"]["base_rate"], 1.0);
+    assert!(json["raw"]["auroc"].is_null());
+    assert!(json["rescaled"].is_null());
+}
+
+#[test]
+fn json_has_the_documented_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "calibrate",
+        &fixture(),
+        "--group",
+        "repo",
+        "--target",
+        "similarity",
+        "--json",
+        "--bootstrap",
+        "50",
+    ];
+    let out = codecal(&args, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for side in ["raw", "rescaled"] {
+        for key in [
+            "n",
+            "base_rate",
+            "ece",
+            "mce",
+            "brier",
+            "brier_ref",
+            "skill_score",
+            "oyster_ece",
+            "performance_score",
+            "auroc",
+            "log_loss",
+            "spearman",
+        ] {
+            assert!(json[side].get(key).is_some(), "{side}.{key} missing");
+            if key != "n" {
+                let ci = &json[side]["ci"][key];
+                assert!(
+                    ci[0].as_f64().unwrap() <= ci[1].as_f64().unwrap(),
+                    "{side}.ci.{key}"
+                );
+            }
+        }
+    }
+    for key in [
+        "method",
+        "cv",
+        "folds",
+        "untested_items",
+        "bucket_collapse",
+        "rescaler",
+    ] {
+        assert!(json.get(key).is_some(), "{key} missing");
+    }
+    assert_eq!(json["cv"], "group");
+    assert_eq!(json["rescaler"].as_array().unwrap().len(), 5);
+    assert!(json["rescaler"][0]["slope"].is_f64());
+}
+
+#[test]
+fn same_seed_same_output_other_seed_other_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |seed: &str| {
+        let out = codecal(
+            &["calibrate", &fixture(), "--json", "--seed", seed],
+            dir.path(),
+        );
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(run("1"), run("1"));
+    assert_ne!(run("1"), run("2"));
+}
+
+#[test]
+fn out_dir_gets_every_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codecal(
+        &[
+            "calibrate",
+            &fixture(),
+            "--group",
+            "repo",
+            "--bootstrap",
+            "20",
+            "--out",
+            "report",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in [
+        "metrics.json",
+        "metrics.csv",
+        "table.md",
+        "table.tex",
+        "reliability.svg",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join("report").join(name)).unwrap();
+        assert!(!text.is_empty(), "{name} is empty");
+    }
+    let png = std::fs::read(dir.path().join("report/reliability.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let table = std::fs::read_to_string(dir.path().join("report/table.md")).unwrap();
+    assert_eq!(table, String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn score_and_threshold_decide_correctness() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "calibrate",
+        &fixture(),
+        "--score",
+        "similarity",
+        "--threshold",
+        "0.4",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--method",
+        "none",
+    ];
+    let out = codecal(&args, dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let above = text
+        .lines()
+        .skip(1)
+        .filter(|l| l.rsplit(',').next().unwrap().parse::<f64>().unwrap() >= 0.4)
+        .count();
+    let rate = json["raw"]["base_rate"].as_f64().unwrap();
+    assert!((rate - above as f64 / 80.0).abs() < 1e-12);
+}
+
+#[test]
+fn every_subcommand_flag_is_documented_in_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codecal(&["calibrate", "--help"], dir.path());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for flag in [
+        "--format",
+        "--confidence",
+        "--correct",
+        "--score",
+        "--threshold",
+        "--group",
+        "--target",
+        "--method",
+        "--no-penalty",
+        "--cv",
+        "--folds",
+        "--bins",
+        "--binning",
+        "--bootstrap",
+        "--bootstrap-by-group",
+        "--seed",
+        "--json",
+        "--out",
+    ] {
+        // The flag's entry runs from its line to the next flag's line.
+        let entry: String = help
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with(flag))
+            .enumerate()
+            .take_while(|(i, l)| *i == 0 || !l.trim_start().starts_with('-'))
+            .map(|(_, l)| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            entry.len() > flag.len() + 20,
+            "{flag} has no description: {entry:?}"
+        );
+    }
+}
