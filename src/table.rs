@@ -81,13 +81,39 @@ pub enum TableError {
     NotANumber { at: Location, value: String },
 }
 
-/// A table read from one file: column names and rows of optional text cells.
+/// A table read from one file: column names, and per column its cells' text.
+///
+/// Cells are stored column by column in one text buffer each, so reading a
+/// million rows allocates per column, not per cell.
 #[derive(Debug)]
 pub struct Table {
     path: PathBuf,
     columns: Vec<String>,
-    /// Each row with the 1-based line it started on.
-    rows: Vec<(u64, Vec<Option<String>>)>,
+    cells: Vec<ColumnCells>,
+    /// The 1-based line each row started on.
+    lines: Vec<u64>,
+}
+
+/// The cells of one column: text back to back, where each cell ends, and
+/// whether it was present at all (a JSON null or absent key is not).
+#[derive(Debug, Default)]
+struct ColumnCells {
+    text: String,
+    ends: Vec<usize>,
+    present: Vec<bool>,
+}
+
+impl ColumnCells {
+    fn push(&mut self, cell: Option<&str>) {
+        self.text.push_str(cell.unwrap_or(""));
+        self.ends.push(self.text.len());
+        self.present.push(cell.is_some());
+    }
+
+    fn get(&self, row: usize) -> Option<&str> {
+        let start = if row == 0 { 0 } else { self.ends[row - 1] };
+        self.present[row].then(|| &self.text[start..self.ends[row]])
+    }
 }
 
 impl Table {
@@ -109,7 +135,7 @@ impl Table {
             Format::Csv => parse_csv(path, &text)?,
             Format::Jsonl => parse_jsonl(path, &text)?,
         };
-        if table.rows.is_empty() {
+        if table.lines.is_empty() {
             return Err(TableError::Empty {
                 path: path.to_owned(),
             });
@@ -122,19 +148,19 @@ impl Table {
     }
 
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.lines.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.lines.is_empty()
     }
 
-    /// The position of `name` among the columns, or an error listing the columns there are.
+    /// The column called `name`, or an error listing the columns there are.
     pub fn column(&self, name: &str) -> Result<Column<'_>, TableError> {
         match self.columns.iter().position(|c| c == name) {
             Some(index) => Ok(Column {
                 table: self,
-                index,
+                cells: &self.cells[index],
                 name: name.to_owned(),
             }),
             None => Err(TableError::MissingColumn {
@@ -150,7 +176,7 @@ impl Table {
 #[derive(Debug)]
 pub struct Column<'t> {
     table: &'t Table,
-    index: usize,
+    cells: &'t ColumnCells,
     name: String,
 }
 
@@ -159,18 +185,14 @@ impl Column<'_> {
     pub fn location(&self, row: usize) -> Location {
         Location {
             path: self.table.path.clone(),
-            line: self.table.rows[row].0,
+            line: self.table.lines[row],
             column: self.name.clone(),
         }
     }
 
     /// The trimmed text of row `row`'s cell; an error when it is empty or absent.
     pub fn text(&self, row: usize) -> Result<&str, TableError> {
-        let cell = self.table.rows[row]
-            .1
-            .get(self.index)
-            .and_then(|c| c.as_deref());
-        match cell.map(str::trim) {
+        match self.cells.get(row).map(str::trim) {
             Some(text) if !text.is_empty() => Ok(text),
             _ => Err(TableError::MissingValue {
                 at: self.location(row),
@@ -203,71 +225,86 @@ fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
         .iter()
         .map(|h| h.trim().to_owned())
         .collect();
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            malformed(line, e.to_string())
-        })?;
+    let mut cells: Vec<ColumnCells> = columns.iter().map(|_| ColumnCells::default()).collect();
+    let mut lines = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                let line = e.position().map_or(0, |p| p.line());
+                return Err(malformed(line, e.to_string()));
+            }
+        }
         let line = record.position().map_or(0, |p| p.line());
         if record.len() != columns.len() {
-            return Err(malformed(
-                line,
-                format!(
-                    "{} fields where the header has {}",
-                    record.len(),
-                    columns.len()
-                ),
-            ));
+            let message = format!(
+                "{} fields where the header has {}",
+                record.len(),
+                columns.len()
+            );
+            return Err(malformed(line, message));
         }
-        rows.push((line, record.iter().map(|c| Some(c.to_owned())).collect()));
+        for (column, field) in cells.iter_mut().zip(record.iter()) {
+            column.push(Some(field));
+        }
+        lines.push(line);
     }
     Ok(Table {
         path: path.to_owned(),
         columns,
-        rows,
+        cells,
+        lines,
     })
 }
 
 fn parse_jsonl(path: &Path, text: &str) -> Result<Table, TableError> {
     let mut columns: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    let mut rows = Vec::new();
+    let mut cells: Vec<ColumnCells> = Vec::new();
+    let mut lines = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line_number = number as u64 + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| TableError::Malformed {
-                path: path.to_owned(),
-                line: line_number,
-                message: format!("not valid JSON: {e}"),
-            })?;
-        let serde_json::Value::Object(object) = value else {
-            return Err(TableError::Malformed {
-                path: path.to_owned(),
-                line: line_number,
-                message: "expected a JSON object".to_owned(),
-            });
+        let malformed = |message: String| TableError::Malformed {
+            path: path.to_owned(),
+            line: line_number,
+            message,
         };
-        let mut cells = vec![None; columns.len()];
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| malformed(format!("not valid JSON: {e}")))?;
+        let serde_json::Value::Object(object) = value else {
+            return Err(malformed("expected a JSON object".to_owned()));
+        };
+        let mut row: Vec<Option<String>> = vec![None; columns.len()];
         for (key, value) in object {
             let slot = *index.entry(key.clone()).or_insert_with(|| {
                 columns.push(key);
+                // A column first seen now was absent from every earlier row.
+                let mut new = ColumnCells::default();
+                (0..lines.len()).for_each(|_| new.push(None));
+                cells.push(new);
                 columns.len() - 1
             });
-            if slot >= cells.len() {
-                cells.resize(slot + 1, None);
+            if slot >= row.len() {
+                row.resize(slot + 1, None);
             }
-            cells[slot] = json_cell(&value);
+            row[slot] = json_cell(&value);
         }
-        rows.push((line_number, cells));
+        row.resize(columns.len(), None);
+        for (column, cell) in cells.iter_mut().zip(&row) {
+            column.push(cell.as_deref());
+        }
+        lines.push(line_number);
     }
     Ok(Table {
         path: path.to_owned(),
         columns,
-        rows,
+        cells,
+        lines,
     })
 }
 
@@ -330,6 +367,16 @@ mod tests {
             err.to_string()
                 .ends_with("no column 'conf' (columns: p, y)")
         );
+    }
+
+    #[test]
+    fn jsonl_columns_first_seen_later_are_absent_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "a.jsonl", "{\"p\": 0.5}\n{\"p\": 0.4, \"y\": 1}\n");
+        let table = Table::read(&path, None).unwrap();
+        let y = table.column("y").unwrap();
+        assert!(matches!(y.text(0), Err(TableError::MissingValue { .. })));
+        assert_eq!(y.number(1).unwrap(), 1.0);
     }
 
     #[test]

@@ -135,12 +135,15 @@ fn confidence(column: &crate::table::Column, row: usize) -> Result<f64, DataErro
 
 fn label(column: &crate::table::Column, row: usize) -> Result<bool, DataError> {
     let text = column.text(row)?;
-    match text.to_ascii_lowercase().as_str() {
-        "1" | "1.0" | "true" => Ok(true),
-        "0" | "0.0" | "false" => Ok(false),
-        _ => Err(DataError::BadLabel {
+    let is = |word: &str| text.eq_ignore_ascii_case(word);
+    if text == "1" || text == "1.0" || is("true") {
+        Ok(true)
+    } else if text == "0" || text == "0.0" || is("false") {
+        Ok(false)
+    } else {
+        Err(DataError::BadLabel {
             at: column.location(row),
             value: text.to_owned(),
-        }),
+        })
     }
 }

@@ -121,6 +121,8 @@ pub struct Sample<'a> {
     bins: BinSpec,
     by_confidence: Vec<usize>,
     by_target: Option<Vec<usize>>,
+    /// Each item's equal-width bin, computed once for every resample.
+    width_bin: Vec<u32>,
 }
 
 /// Log loss clips probabilities to [eps, 1 - eps], as scikit-learn does for float64.
@@ -142,6 +144,13 @@ impl<'a> Sample<'a> {
             bins,
             by_confidence: order_by(confidence),
             by_target: target.map(order_by),
+            width_bin: match bins.binning {
+                Binning::EqualWidth => confidence
+                    .iter()
+                    .map(|&p| equal_width_bin(p, bins.count) as u32)
+                    .collect(),
+                Binning::EqualMass => Vec::new(),
+            },
         }
     }
 
@@ -155,6 +164,11 @@ impl<'a> Sample<'a> {
 
     /// All metrics, with each item counted `weights[i]` times (once when `None`).
     pub fn metrics(&self, weights: Option<&[u32]>) -> Metrics {
+        self.metrics_and_bins(weights).0
+    }
+
+    /// The metrics and the reliability bins they were computed from.
+    pub fn metrics_and_bins(&self, weights: Option<&[u32]>) -> (Metrics, Vec<Bin>) {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
         let (mut total, mut positives, mut conf_sum, mut brier_sum, mut log_sum) =
             (0.0, 0.0, 0.0, 0.0, 0.0);
@@ -188,7 +202,7 @@ impl<'a> Sample<'a> {
             .sum();
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
-        Metrics {
+        let metrics = Metrics {
             n: total.round() as usize,
             base_rate,
             ece,
@@ -201,7 +215,8 @@ impl<'a> Sample<'a> {
             auroc: self.auroc(&w),
             log_loss: log_sum / total,
             spearman: self.spearman(&w),
-        }
+        };
+        (metrics, bins)
     }
 
     /// The non-empty bins of the reliability diagram under `weights`.
@@ -222,7 +237,7 @@ impl<'a> Sample<'a> {
                 for i in 0..self.len() {
                     let wi = weights.map_or(1.0, |w| f64::from(w[i]));
                     if wi > 0.0 {
-                        add(equal_width_bin(self.confidence[i], count), wi, i);
+                        add(self.width_bin[i] as usize, wi, i);
                     }
                 }
             }
@@ -318,10 +333,13 @@ impl EqualMassFiller {
     }
 }
 
+/// Item indices in ascending order of `values`.
 fn order_by(values: &[f64]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
-    order
+    // Sorting (value, index) pairs keeps comparisons in cache; indexing into
+    // `values` from the comparator would not.
+    let mut pairs: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
+    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    pairs.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Runs of equal values in `order` (indices into `values`, sorted by value).

@@ -196,14 +196,15 @@ pub fn calibrate(
         vec![BTreeMap::new(); samples.len()]
     };
 
-    let evaluate = |sample: &Sample, ci: Intervals| Evaluation {
-        metrics: sample.metrics(None),
-        ci,
+    let evaluate = |sample: &Sample, ci: Intervals| {
+        let (metrics, bins) = sample.metrics_and_bins(None);
+        (Evaluation { metrics, ci }, bins)
     };
-    let rescaled = rescaled_sample
+    let (rescaled, rescaled_bins) = rescaled_sample
         .as_ref()
-        .map(|s| evaluate(s, intervals.pop().unwrap_or_default()));
-    let raw = evaluate(&raw_sample, intervals.pop().unwrap_or_default());
+        .map(|s| evaluate(s, intervals.pop().unwrap_or_default()))
+        .unzip();
+    let (raw, raw_bins) = evaluate(&raw_sample, intervals.pop().unwrap_or_default());
     let untested_items = out_of_fold
         .as_ref()
         .map_or(0, |o| data.len() - o.items.len());
@@ -224,8 +225,8 @@ pub fn calibrate(
     }
     Ok(CalibrationReport {
         reliability: Reliability {
-            raw: raw_sample.reliability(None),
-            rescaled: rescaled_sample.as_ref().map(|s| s.reliability(None)),
+            raw: raw_bins,
+            rescaled: rescaled_bins,
         },
         raw,
         rescaled,

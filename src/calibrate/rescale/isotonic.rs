@@ -2,6 +2,10 @@
 //! `IsotonicRegression(out_of_bounds="clip")`: tied confidences are pooled
 //! first, predictions interpolate linearly between the fitted points and are
 //! clipped to the fitted range outside it.
+//!
+//! Written here rather than taken from linfa-linear: the engine needs exactly
+//! scikit-learn's prediction rule (the test below holds it to 1e-9), and the
+//! algorithm is a few dozen lines, not worth an ndarray stack of its own.
 
 use serde::Serialize;
 
