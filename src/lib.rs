@@ -1,11 +1,14 @@
 //! codecal: how far to trust what an LLM wrote about code.
 //!
 //! Each stage of the pipeline is a module with plain data at its face:
-//! `table` reads users' files, `calibrate` measures and rescales confidence,
-//! `report` renders results, and `artifact` writes files atomically. The CLI
+//! `table` reads users' files, `score` measures similarity to a reference
+//! (with models set up by `models`), `calibrate` measures and rescales
+//! confidence, `report` renders results, and `artifact` writes files atomically. The CLI
 //! in `main.rs` is a thin shell over these.
 
 pub mod artifact;
 pub mod calibrate;
+pub mod models;
 pub mod report;
+pub mod score;
 pub mod table;

@@ -11,7 +11,9 @@ use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, ColumnSpec, CvStrategy, LabelSource,
     Method, calibrate,
 };
+use codecal::models::ModelHome;
 use codecal::report;
+use codecal::score::{Device, EmbedOptions, OnnxEmbedder, Pair, Scorer, Tokenization};
 use codecal::table::{Format, Table};
 
 /// How far to trust what an LLM wrote about code.
@@ -26,6 +28,47 @@ struct Cli {
 enum Command {
     /// Measure how well confidences predict correctness, raw and rescaled.
     Calibrate(CalibrateArgs),
+    /// Score candidate summaries against references: SentenceBERT cosine,
+    /// BERTScore, BLEU and ROUGE. Installs the model on first use.
+    Score(ScoreArgs),
+    /// Install the models codecal uses (all-MiniLM-L6-v2 and ONNX Runtime) into
+    /// CODECAL_HOME (default ~/.cache/codecal). Other subcommands do it on first use.
+    Setup,
+}
+
+#[derive(Args)]
+struct ScoreArgs {
+    /// Input file of pairs, one row each (CSV with a header, or JSONL).
+    input: PathBuf,
+    /// Input format; by default taken from the extension (.csv, .jsonl).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Column naming each pair.
+    #[arg(long, default_value = "id")]
+    id: String,
+    /// Column holding the reference summary (the developer's comment).
+    #[arg(long, default_value = "reference")]
+    reference: String,
+    /// Column holding the candidate summary (the model's).
+    #[arg(long, default_value = "candidate")]
+    candidate: String,
+    /// Tokenization for BLEU and ROUGE: codexglue lower-cases and splits punctuation
+    /// like the CodeXGLUE evaluator; whitespace splits on whitespace only, as the
+    /// Haque et al. metric columns were computed.
+    #[arg(long = "tokenize", value_enum, default_value_t = Tokenization::Codexglue)]
+    tokenization: Tokenization,
+    /// Where the embedding model runs: auto, cpu or cuda.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    device: Device,
+    /// Texts per inference batch (texts are sorted by length first).
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// ONNX Runtime intra-op threads; 0 lets it choose.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Write the scores as CSV to this file (atomically) instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -106,6 +149,14 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate(args) => run_calibrate(args),
+        Command::Score(args) => run_score(args),
+        Command::Setup => {
+            let home = ModelHome::from_env()?;
+            let files = home.ensure_minilm()?;
+            println!("all-MiniLM-L6-v2: {}", files.onnx.display());
+            println!("ONNX Runtime: {}", files.onnxruntime.display());
+            Ok(())
+        }
     }
 }
 
@@ -157,6 +208,54 @@ fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         print!("{}", report::json(&report));
     } else {
         print!("{}", report::markdown(&report));
+    }
+    Ok(())
+}
+
+fn run_score(args: ScoreArgs) -> anyhow::Result<()> {
+    let table = Table::read(&args.input, args.format)?;
+    let (id, reference, candidate) = (
+        table.column(&args.id)?,
+        table.column(&args.reference)?,
+        table.column(&args.candidate)?,
+    );
+    // Empty summaries are valid input: the model embeds them as it does any text.
+    let text = |column: &codecal::table::Column, row| column.text(row).unwrap_or("").to_owned();
+    let pairs = (0..table.len())
+        .map(|row| {
+            Ok(Pair {
+                id: id.text(row)?.to_owned(),
+                reference: text(&reference, row),
+                candidate: text(&candidate, row),
+            })
+        })
+        .collect::<Result<Vec<_>, codecal::table::TableError>>()?;
+    let files = ModelHome::from_env()?.ensure_minilm()?;
+    let options = EmbedOptions {
+        batch_size: args.batch_size,
+        threads: args.threads,
+        device: args.device,
+    };
+    let mut scorer = Scorer::new(OnnxEmbedder::new(&files, &options)?, args.tokenization);
+    let scores = scorer.score(&pairs, |done, total| {
+        if total > 2048 {
+            eprint!("\rcodecal: embedded {done}/{total} texts");
+        }
+    })?;
+    if pairs.len() * 2 > 2048 {
+        eprintln!();
+    }
+    if scorer.truncated() > 0 {
+        eprintln!(
+            "codecal: warning: {} texts were longer than {} tokens and truncated",
+            scorer.truncated(),
+            codecal::score::embed::MAX_TOKENS
+        );
+    }
+    let csv = report::scores_csv(&scores);
+    match &args.out {
+        Some(path) => codecal::artifact::write_atomic(path, csv.as_bytes())?,
+        None => print!("{csv}"),
     }
     Ok(())
 }

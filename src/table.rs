@@ -61,6 +61,8 @@ pub enum TableError {
     },
     #[error("{path}: cannot tell the format from the extension; pass --format csv|jsonl")]
     UnknownFormat { path: PathBuf },
+    #[error("{path}:{line}: the text is not valid UTF-8")]
+    NotUtf8 { path: PathBuf, line: u64 },
     #[error("{path}: the file has no data rows")]
     Empty { path: PathBuf },
     #[error("{path}:{line}: {message}")]
@@ -127,9 +129,16 @@ impl Table {
                 });
             }
         };
-        let text = std::fs::read_to_string(path).map_err(|source| TableError::Io {
+        let bytes = std::fs::read(path).map_err(|source| TableError::Io {
             path: path.to_owned(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            TableError::NotUtf8 {
+                path: path.to_owned(),
+                line: valid.iter().filter(|&&b| b == b'\n').count() as u64 + 1,
+            }
         })?;
         let table = match format {
             Format::Csv => parse_csv(path, &text)?,
@@ -377,6 +386,19 @@ mod tests {
         let y = table.column("y").unwrap();
         assert!(matches!(y.text(0), Err(TableError::MissingValue { .. })));
         assert_eq!(y.number(1).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.csv");
+        std::fs::write(&path, b"p,y\n0.5,1\n0.4,\xff\n").unwrap();
+        let err = Table::read(&path, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("a.csv:3: the text is not valid UTF-8"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -367,3 +367,33 @@ fn every_subcommand_flag_is_documented_in_help() {
         );
     }
 }
+
+#[test]
+fn score_missing_column_is_named_before_any_model_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "pairs.csv", "id,reference,summary\n1,a,b\n");
+    let out = codecal(&["score", "pairs.csv"], dir.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("pairs.csv: no column 'candidate' (columns: id, reference, summary)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn score_invalid_utf8_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pairs.csv"),
+        b"id,reference,candidate\n1,a,b\n2,\xc3\x28,c\n",
+    )
+    .unwrap();
+    let out = codecal(&["score", "pairs.csv"], dir.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("pairs.csv:3: the text is not valid UTF-8"),
+        "{}",
+        stderr(&out)
+    );
+}

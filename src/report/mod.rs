@@ -1,5 +1,6 @@
 //! Renders a [`CalibrationReport`] as tables (Markdown, CSV, LaTeX, JSON) and
-//! reliability diagrams (SVG, PNG), and writes them to an output directory.
+//! reliability diagrams (SVG, PNG), and writes them to an output directory;
+//! renders per-pair similarity scores as CSV.
 //! No metric is computed here; every number comes from the report.
 
 mod reliability;
@@ -9,6 +10,7 @@ use std::path::Path;
 use crate::artifact::{WriteError, create_dir, write_atomic};
 use crate::calibrate::metrics::METRIC_NAMES;
 use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
+use crate::score::PairScores;
 
 pub use reliability::{PngError, reliability_png, reliability_svg};
 
@@ -239,6 +241,41 @@ pub fn latex(report: &CalibrationReport) -> String {
 pub fn json(report: &CalibrationReport) -> String {
     // Serializing plain data with string keys cannot fail.
     serde_json::to_string_pretty(report).unwrap_or_default() + "\n"
+}
+
+/// Per-pair similarity scores as CSV, one row per pair, full precision.
+pub fn scores_csv(scores: &[PairScores]) -> String {
+    let mut out = String::from(
+        "id,sbert_cosine,sbert_cosine01,bertscore_p,bertscore_r,bertscore_f,bleu1,bleu2,bleu3,bleu4,bleu4_codexglue",
+    );
+    for rouge in ["rouge1", "rouge2", "rouge4", "rouge_l", "rouge_w"] {
+        out += &format!(",{rouge}_p,{rouge}_r,{rouge}_f");
+    }
+    out.push('\n');
+    for s in scores {
+        let l = &s.lexical;
+        let mut cells = vec![csv_field(&s.id)];
+        let mut numbers = vec![s.sbert_cosine, s.sbert_cosine01];
+        numbers.extend([s.bertscore.precision, s.bertscore.recall, s.bertscore.f]);
+        numbers.extend(l.bleu);
+        numbers.push(l.bleu4_codexglue);
+        for prf in [l.rouge1, l.rouge2, l.rouge4, l.rouge_l, l.rouge_w] {
+            numbers.extend([prf.precision, prf.recall, prf.f]);
+        }
+        cells.extend(numbers.iter().map(f64::to_string));
+        out += &cells.join(",");
+        out.push('\n');
+    }
+    out
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
 }
 
 /// What writing an output directory can go wrong with.

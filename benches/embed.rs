@@ -1,0 +1,147 @@
+//! Embedding throughput: codecal's `OnnxEmbedder` beside Python `onnxruntime`
+//! (benches/ort_embed.py) on the same ONNX file, tokenizer, texts, batch size
+//! (32) and thread count, on the CPU, in the same run.
+//!
+//! Texts: every reference docstring (`final_1.gold`) and Codex output
+//! (`result_10.output`) of ../shared/data/fewshot-codexglue/. Before reporting
+//! speed, the first text's embedding from both is checked to agree to 1e-5.
+//! Results go to stdout and target/bench-results/embed.json.
+//!
+//! Run: cargo bench --bench embed
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use codecal::models::ModelHome;
+use codecal::score::{EmbedOptions, Embedder, OnnxEmbedder};
+use serde_json::{Value, json};
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let texts = read_texts(&root.join("../shared/data/fewshot-codexglue"));
+    let files = ModelHome::from_env()
+        .and_then(|home| home.ensure_minilm())
+        .expect("model set-up");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let work = tempfile::tempdir().expect("temp dir");
+    let texts_path = work.path().join("texts.txt");
+    std::fs::write(&texts_path, texts.join("\n") + "\n").expect("texts file");
+
+    let options = EmbedOptions {
+        batch_size: 32,
+        threads,
+        ..EmbedOptions::default()
+    };
+    let mut embedder = OnnxEmbedder::new(&files, &options).expect("session");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut codecal_s = f64::INFINITY;
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let embeddings = embedder.embed(&refs).expect("embedding");
+        codecal_s = codecal_s.min(start.elapsed().as_secs_f64());
+        first = embeddings[0].sentence[..8].to_vec();
+    }
+
+    let python = python_with_onnxruntime(root);
+    let script = root.join("benches/ort_embed.py");
+    let mut python_s = f64::INFINITY;
+    let mut theirs = Value::Null;
+    for _ in 0..3 {
+        let out = Command::new(&python)
+            .arg(&script)
+            .args([&files.onnx, &files.tokenizer, &texts_path])
+            .arg(threads.to_string())
+            .output()
+            .expect("python runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        theirs = serde_json::from_slice(&out.stdout).expect("JSON");
+        python_s = python_s.min(theirs["seconds"].as_f64().unwrap());
+    }
+    for (a, b) in first.iter().zip(theirs["first"].as_array().unwrap()) {
+        let b = b.as_f64().unwrap() as f32;
+        assert!((a - b).abs() < 1e-5, "embeddings differ: {a} vs {b}");
+    }
+    let n = texts.len() as f64;
+    let (ours, python_rate) = (n / codecal_s, n / python_s);
+    println!(
+        "embed {} texts, CPU, {threads} threads, batch 32: codecal {ours:.0}/s, Python onnxruntime {python_rate:.0}/s, ratio {:.2}x (best of 3)",
+        texts.len(),
+        ours / python_rate
+    );
+    let out_dir = root.join("target/bench-results");
+    std::fs::create_dir_all(&out_dir).expect("results dir");
+    let report = json!({ "bench": "embed", "texts": texts.len(), "threads": threads,
+        "codecal_per_s": ours, "python_onnxruntime_per_s": python_rate, "ratio": ours / python_rate });
+    std::fs::write(
+        out_dir.join("embed.json"),
+        serde_json::to_string_pretty(&report).unwrap(),
+    )
+    .expect("results");
+}
+
+/// The second field of every line of every `final_1.gold` and `result_10.output`.
+fn read_texts(data: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(data)
+        .expect("../shared/data/fewshot-codexglue is beside the repo")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        for name in ["final_1.gold", "result_10.output"] {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            for line in text.lines() {
+                let body = line.split_once('\t').map_or(line, |(_, t)| t);
+                texts.push(body.replace(['\n', '\r'], " "));
+            }
+        }
+    }
+    texts
+}
+
+/// A venv in target/ with onnxruntime and tokenizers from benches/requirements-embed.txt.
+fn python_with_onnxruntime(root: &Path) -> PathBuf {
+    let venv = root.join("target/bench-venv-embed");
+    let python = venv.join("bin/python");
+    let ready = |p: &Path| {
+        Command::new(p)
+            .args(["-c", "import onnxruntime, tokenizers, numpy"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !ready(&python) {
+        let run = |program: &Path, args: &[&str]| {
+            let ok = Command::new(program)
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "failed: {} {}", program.display(), args.join(" "));
+        };
+        run(
+            Path::new("python3"),
+            &["-m", "venv", venv.to_str().unwrap()],
+        );
+        let requirements = root.join("benches/requirements-embed.txt");
+        run(
+            &python,
+            &[
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--require-hashes",
+                "-r",
+                requirements.to_str().unwrap(),
+            ],
+        );
+    }
+    python
+}

