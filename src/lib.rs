@@ -2,7 +2,8 @@
 //!
 //! Each stage of the pipeline is a module with plain data at its face:
 //! `table` reads users' files, `score` measures similarity to a reference
-//! (with models set up by `models`), `calibrate` measures and rescales
+//! (with models set up by `models`), `thresholds` picks score thresholds
+//! from human ratings, `calibrate` measures and rescales
 //! confidence, `report` renders results, and `artifact` writes files atomically. The CLI
 //! in `main.rs` is a thin shell over these.
 
@@ -12,3 +13,4 @@ pub mod models;
 pub mod report;
 pub mod score;
 pub mod table;
+pub mod thresholds;

@@ -397,3 +397,60 @@ fn score_invalid_utf8_names_the_line() {
         stderr(&out)
     );
 }
+
+fn thresholds_fails_with(csv: &str, extra: &[&str], message: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ratings.csv", csv);
+    let mut args = vec![
+        "thresholds",
+        "--ratings",
+        "ratings.csv",
+        "--no-model",
+        "--bootstrap",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let out = codecal(&args, dir.path());
+    assert!(!out.status.success(), "expected failure for {args:?}");
+    assert!(
+        stderr(&out).contains(message),
+        "stderr {:?} lacks {message:?}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn thresholds_rating_outside_the_scale_names_its_line() {
+    thresholds_fails_with(
+        "id,reference,candidate,r1\na,x y,x y,4\nb,x y,z,7\n",
+        &["--rating", "r1", "--scale-max", "5"],
+        "ratings.csv:3: column 'r1': rating 7 is outside the scale [1, 5]",
+    );
+}
+
+#[test]
+fn thresholds_function_without_baseline_rows_is_named() {
+    thresholds_fails_with(
+        "function_id,source,similarity,text,text.1\n1,baseline,3,a b,a b\n2,reference,2,c,d\n",
+        &[],
+        "function 2 has no rows with source = baseline",
+    );
+}
+
+#[test]
+fn thresholds_non_numeric_metric_column_names_its_line() {
+    thresholds_fails_with(
+        "id,reference,candidate,r1,m\na,x y,x y,4,0.5\nb,x y,z,1,high\n",
+        &["--rating", "r1", "--column", "m"],
+        "ratings.csv:3: column 'm': 'high' is not a number",
+    );
+}
+
+#[test]
+fn thresholds_single_class_is_an_error() {
+    thresholds_fails_with(
+        "id,reference,candidate,r1\na,x y,x y,4\nb,x y,z,5\n",
+        &["--rating", "r1", "--metric", "bleu1"],
+        "metric 'bleu1': every item has the same label",
+    );
+}

@@ -4,6 +4,7 @@
 //! No metric is computed here; every number comes from the report.
 
 mod reliability;
+mod thresholds;
 
 use std::path::Path;
 
@@ -12,7 +13,8 @@ use crate::calibrate::metrics::METRIC_NAMES;
 use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
 
-pub use reliability::{PngError, reliability_png, reliability_svg};
+pub use reliability::{PngError, reliability_svg, render_png};
+pub use thresholds::{Provenance, metric_origin, roc_svg, thresholds_markdown, thresholds_toml};
 
 /// The label a metric carries in the tables.
 fn metric_label(name: &str) -> &'static str {
@@ -245,25 +247,20 @@ pub fn json(report: &CalibrationReport) -> String {
 
 /// Per-pair similarity scores as CSV, one row per pair, full precision.
 pub fn scores_csv(scores: &[PairScores]) -> String {
-    let mut out = String::from(
-        "id,sbert_cosine,sbert_cosine01,bertscore_p,bertscore_r,bertscore_f,bleu1,bleu2,bleu3,bleu4,bleu4_codexglue",
-    );
-    for rouge in ["rouge1", "rouge2", "rouge4", "rouge_l", "rouge_w"] {
-        out += &format!(",{rouge}_p,{rouge}_r,{rouge}_f");
+    let mut out = String::from("id");
+    for (name, _) in scores
+        .first()
+        .map(PairScores::named_values)
+        .unwrap_or_default()
+    {
+        out += &format!(",{name}");
     }
     out.push('\n');
     for s in scores {
-        let l = &s.lexical;
-        let mut cells = vec![csv_field(&s.id)];
-        let mut numbers = vec![s.sbert_cosine, s.sbert_cosine01];
-        numbers.extend([s.bertscore.precision, s.bertscore.recall, s.bertscore.f]);
-        numbers.extend(l.bleu);
-        numbers.push(l.bleu4_codexglue);
-        for prf in [l.rouge1, l.rouge2, l.rouge4, l.rouge_l, l.rouge_w] {
-            numbers.extend([prf.precision, prf.recall, prf.f]);
+        out += &csv_field(&s.id);
+        for (_, value) in s.named_values() {
+            out += &format!(",{value}");
         }
-        cells.extend(numbers.iter().map(f64::to_string));
-        out += &cells.join(",");
         out.push('\n');
     }
     out
@@ -300,7 +297,7 @@ pub fn write_calibration_dir(
     write_atomic(&dir.join("table.tex"), latex(report).as_bytes())?;
     let svg = reliability_svg(report);
     write_atomic(&dir.join("reliability.svg"), svg.as_bytes())?;
-    let (png, warnings) = reliability_png(&svg)?;
+    let (png, warnings) = render_png(&svg)?;
     write_atomic(&dir.join("reliability.png"), &png)?;
     Ok(warnings)
 }

@@ -152,17 +152,15 @@ pub enum PngError {
     Svg(String),
 }
 
-/// Renders `svg` to PNG bytes. Text needs a system font; without one the
+/// Renders an SVG document to PNG bytes. Text needs a system font; without one the
 /// PNG has no text and a warning says so.
-pub fn reliability_png(svg: &str) -> Result<(Vec<u8>, Vec<String>), PngError> {
+pub fn render_png(svg: &str) -> Result<(Vec<u8>, Vec<String>), PngError> {
     use resvg::{tiny_skia, usvg};
     let mut options = usvg::Options::default();
     options.fontdb_mut().load_system_fonts();
     let mut warnings = Vec::new();
     if options.fontdb.is_empty() {
-        warnings.push(
-            "no system fonts found: reliability.png has no text (reliability.svg does)".to_owned(),
-        );
+        warnings.push("no system fonts found: the PNG has no text (the SVG does)".to_owned());
     }
     let tree = usvg::Tree::from_str(svg, &options).map_err(|e| PngError::Svg(e.to_string()))?;
     let size = tree.size().to_int_size();

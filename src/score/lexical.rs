@@ -93,6 +93,29 @@ pub struct LexicalScores {
     pub rouge_w: Prf,
 }
 
+impl LexicalScores {
+    /// Every score with its column name, in output order.
+    pub fn named_values(&self) -> Vec<(String, f64)> {
+        let mut values: Vec<(String, f64)> = (1..=4)
+            .map(|n| (format!("bleu{n}"), self.bleu[n - 1]))
+            .collect();
+        values.push(("bleu4_codexglue".to_owned(), self.bleu4_codexglue));
+        let rouges = [
+            ("rouge1", self.rouge1),
+            ("rouge2", self.rouge2),
+            ("rouge4", self.rouge4),
+            ("rouge_l", self.rouge_l),
+            ("rouge_w", self.rouge_w),
+        ];
+        for (name, prf) in rouges {
+            values.push((format!("{name}_p"), prf.precision));
+            values.push((format!("{name}_r"), prf.recall));
+            values.push((format!("{name}_f"), prf.f));
+        }
+        values
+    }
+}
+
 /// ROUGE-W's weighting exponent.
 const ROUGE_W_WEIGHT: f64 = 1.2;
 

@@ -39,6 +39,21 @@ pub struct PairScores {
     pub lexical: LexicalScores,
 }
 
+impl PairScores {
+    /// Every score with its column name, in output order (the id excluded).
+    pub fn named_values(&self) -> Vec<(String, f64)> {
+        let mut values = vec![
+            ("sbert_cosine".to_owned(), self.sbert_cosine),
+            ("sbert_cosine01".to_owned(), self.sbert_cosine01),
+            ("bertscore_p".to_owned(), self.bertscore.precision),
+            ("bertscore_r".to_owned(), self.bertscore.recall),
+            ("bertscore_f".to_owned(), self.bertscore.f),
+        ];
+        values.extend(self.lexical.named_values());
+        values
+    }
+}
+
 /// Texts embedded per call to the embedder, so progress can be reported between calls.
 const EMBED_CHUNK: usize = 1024;
 
