@@ -15,6 +15,7 @@ use codecal::models::ModelHome;
 use codecal::report;
 use codecal::score::{Device, EmbedOptions, OnnxEmbedder, Pair, Scorer, Tokenization};
 use codecal::table::{Format, Table};
+use codecal::thresholds::file::{OperatingPointName, read_threshold};
 use codecal::thresholds::{self, LabelRule, Search, ThresholdOptions};
 
 /// How far to trust what an LLM wrote about code.
@@ -90,11 +91,18 @@ struct CalibrateArgs {
     #[arg(long, conflicts_with = "score")]
     correct: Option<String>,
     /// Column holding a quality score; an item is correct when score >= --threshold.
-    #[arg(long, requires = "threshold")]
+    #[arg(long)]
     score: Option<String>,
     /// Threshold on --score at and above which an item counts as correct.
-    #[arg(long, requires = "score")]
+    #[arg(long, requires = "score", conflicts_with = "thresholds")]
     threshold: Option<f64>,
+    /// Instead of --threshold: a file written by `codecal thresholds` (e.g.
+    /// thresholds/sbert-minilm.toml), read at --operating-point.
+    #[arg(long, requires = "score")]
+    thresholds: Option<PathBuf>,
+    /// Which threshold of --thresholds: best-f1, high-precision or high-recall.
+    #[arg(long, value_enum, default_value_t = OperatingPointName::BestF1)]
+    operating_point: OperatingPointName,
     /// Column naming each item's group (e.g. repository) for group CV and group bootstrap.
     #[arg(long)]
     group: Option<String>,
@@ -236,12 +244,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let table = Table::read(&args.input, args.format)?;
-    let label = match (&args.score, args.threshold) {
-        (Some(column), Some(threshold)) => LabelSource::Threshold {
+    let label = match &args.score {
+        Some(column) => LabelSource::Threshold {
             column: column.clone(),
-            threshold,
+            threshold: score_threshold(&args)?,
         },
-        _ => LabelSource::Column(args.correct.clone().unwrap_or_else(|| "correct".into())),
+        None => LabelSource::Column(args.correct.clone().unwrap_or_else(|| "correct".into())),
     };
     let spec = ColumnSpec {
         confidence: args.confidence.clone(),
@@ -284,6 +292,26 @@ fn run_calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
         print!("{}", report::markdown(&report));
     }
     Ok(())
+}
+
+/// The threshold on --score: given, or read from a thresholds file.
+fn score_threshold(args: &CalibrateArgs) -> anyhow::Result<f64> {
+    if let Some(threshold) = args.threshold {
+        return Ok(threshold);
+    }
+    let Some(path) = &args.thresholds else {
+        anyhow::bail!("--score needs --threshold or --thresholds");
+    };
+    let found = read_threshold(path, args.operating_point)?;
+    eprintln!(
+        "codecal: correct = {} >= {} ({} of {}, derived for metric {})",
+        args.score.as_deref().unwrap_or(""),
+        found.threshold,
+        args.operating_point.section(),
+        path.display(),
+        found.metric
+    );
+    Ok(found.threshold)
 }
 
 fn run_score(args: ScoreArgs) -> anyhow::Result<()> {
@@ -432,7 +460,7 @@ fn write_thresholds_dir(
         seed: args.seed,
     };
     for m in derived {
-        let path = dir.join(format!("{}.toml", m.metric.replace('_', "-")));
+        let path = dir.join(report::threshold_file_name(&m.metric));
         codecal::artifact::write_atomic(&path, report::thresholds_toml(m, &provenance).as_bytes())?;
     }
     let svg = report::roc_svg(derived);

@@ -454,3 +454,46 @@ fn thresholds_single_class_is_an_error() {
         "metric 'bleu1': every item has the same label",
     );
 }
+
+#[test]
+fn calibrate_reads_its_threshold_from_a_thresholds_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "in.csv",
+        "confidence,sim\n0.9,0.95\n0.8,0.90\n0.3,0.70\n0.2,0.60\n0.6,0.85\n",
+    );
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("thresholds/sbert-minilm.toml");
+    let out = codecal(
+        &[
+            "calibrate",
+            "in.csv",
+            "--score",
+            "sim",
+            "--thresholds",
+            file.to_str().unwrap(),
+            "--operating-point",
+            "high-recall",
+            "--method",
+            "none",
+            "--bootstrap",
+            "0",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("high-recall of"), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The committed high-recall threshold (0.81..0.82) puts 3 of the 5 scores above it.
+    assert_eq!(json["raw"]["base_rate"], 0.6);
+}
+
+#[test]
+fn score_without_a_threshold_is_named() {
+    fails_with(
+        "confidence,sim\n0.5,0.9\n",
+        &["--score", "sim"],
+        "--score needs --threshold or --thresholds",
+    );
+}

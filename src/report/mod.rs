@@ -14,7 +14,9 @@ use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
 
 pub use reliability::{PngError, reliability_svg, render_png};
-pub use thresholds::{Provenance, metric_origin, roc_svg, thresholds_markdown, thresholds_toml};
+pub use thresholds::{
+    Provenance, metric_origin, roc_svg, threshold_file_name, thresholds_markdown, thresholds_toml,
+};
 
 /// The label a metric carries in the tables.
 fn metric_label(name: &str) -> &'static str {

@@ -86,6 +86,21 @@ pub fn metric_origin(metric: &str) -> (&'static str, &'static str) {
     }
 }
 
+/// The file a metric's thresholds are written to: the model joins the name
+/// where there is one (`sbert-minilm.toml` for the (x+1)/2 cosine, the scale
+/// the summarization seed's thresholds use).
+pub fn threshold_file_name(metric: &str) -> String {
+    let stem = match metric {
+        "sbert_cosine01" => "sbert-minilm".to_owned(),
+        "sbert_cosine" => "sbert-minilm-raw".to_owned(),
+        m if m.starts_with("bertscore_") => {
+            format!("bertscore-minilm-{}", &m["bertscore_".len()..])
+        }
+        m => m.replace('_', "-"),
+    };
+    format!("{stem}.toml")
+}
+
 /// The TOML file of one metric.
 pub fn thresholds_toml(m: &MetricThresholds, provenance: &Provenance) -> String {
     let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));

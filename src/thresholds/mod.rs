@@ -6,6 +6,7 @@
 //! predicted positive when its score is at or above the threshold. Reading the
 //! ratings is `ratings`; computing the scores is `score`; no file IO here.
 
+pub mod file;
 pub mod ratings;
 
 use rand::{Rng, SeedableRng};
