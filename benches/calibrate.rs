@@ -12,7 +12,10 @@
 //!
 //! Run: cargo bench --bench calibrate
 
-use std::path::{Path, PathBuf};
+#[path = "common/mod.rs"]
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -24,7 +27,12 @@ const REPEATS: usize = 3;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = python_with_sklearn(root);
+    let python = common::baseline_python(
+        root,
+        "bench-venv",
+        "requirements.txt",
+        "sklearn, scipy, numpy",
+    );
     let work = tempfile::tempdir().expect("temp dir");
     let mut results = Vec::new();
     for (rows, bootstrap) in [(1_000_000, 0), (100_000, 1000)] {
@@ -155,48 +163,4 @@ fn check_agreement(ours: &Value, theirs: &Value) {
         (mean(&our_slopes) - mean(&their_slopes)).abs() < 1e-2,
         "Platt slopes {our_slopes:?} vs {their_slopes:?}"
     );
-}
-
-/// python3 when it has scikit-learn; otherwise a venv in target/ from benches/requirements.txt.
-fn python_with_sklearn(root: &Path) -> PathBuf {
-    let has_sklearn = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import sklearn, scipy, numpy"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let system = PathBuf::from("python3");
-    if has_sklearn(&system) {
-        return system;
-    }
-    let venv = root.join("target/bench-venv");
-    let python = venv.join("bin/python");
-    if !has_sklearn(&python) {
-        eprintln!(
-            "installing the scikit-learn baseline into {}",
-            venv.display()
-        );
-        let run = |program: &Path, args: &[&str]| {
-            let ok = Command::new(program)
-                .args(args)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "failed: {} {}", program.display(), args.join(" "));
-        };
-        run(&system, &["-m", "venv", venv.to_str().unwrap()]);
-        let requirements = root.join("benches/requirements.txt");
-        run(
-            &python,
-            &[
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--require-hashes",
-                "-r",
-                requirements.to_str().unwrap(),
-            ],
-        );
-    }
-    python
 }

@@ -9,6 +9,9 @@
 //!
 //! Run: cargo bench --bench embed
 
+#[path = "common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -44,7 +47,12 @@ fn main() {
         first = embeddings[0].sentence[..8].to_vec();
     }
 
-    let python = python_with_onnxruntime(root);
+    let python = common::baseline_python(
+        root,
+        "bench-venv-embed",
+        "requirements-embed.txt",
+        "onnxruntime, tokenizers, numpy",
+    );
     let script = root.join("benches/ort_embed.py");
     let mut python_s = f64::INFINITY;
     let mut theirs = Value::Null;
@@ -104,44 +112,4 @@ fn read_texts(data: &Path) -> Vec<String> {
         }
     }
     texts
-}
-
-/// A venv in target/ with onnxruntime and tokenizers from benches/requirements-embed.txt.
-fn python_with_onnxruntime(root: &Path) -> PathBuf {
-    let venv = root.join("target/bench-venv-embed");
-    let python = venv.join("bin/python");
-    let ready = |p: &Path| {
-        Command::new(p)
-            .args(["-c", "import onnxruntime, tokenizers, numpy"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !ready(&python) {
-        let run = |program: &Path, args: &[&str]| {
-            let ok = Command::new(program)
-                .args(args)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "failed: {} {}", program.display(), args.join(" "));
-        };
-        run(
-            Path::new("python3"),
-            &["-m", "venv", venv.to_str().unwrap()],
-        );
-        let requirements = root.join("benches/requirements-embed.txt");
-        run(
-            &python,
-            &[
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--require-hashes",
-                "-r",
-                requirements.to_str().unwrap(),
-            ],
-        );
-    }
-    python
 }

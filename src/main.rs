@@ -41,13 +41,9 @@ enum Command {
     Setup,
 }
 
+/// The columns of a (reference, candidate) pair file.
 #[derive(Args)]
-struct ScoreArgs {
-    /// Input file of pairs, one row each (CSV with a header, or JSONL).
-    input: PathBuf,
-    /// Input format; by default taken from the extension (.csv, .jsonl).
-    #[arg(long, value_enum)]
-    format: Option<Format>,
+struct PairColumns {
     /// Column naming each pair.
     #[arg(long, default_value = "id")]
     id: String,
@@ -57,6 +53,17 @@ struct ScoreArgs {
     /// Column holding the candidate summary (the model's).
     #[arg(long, default_value = "candidate")]
     candidate: String,
+}
+
+#[derive(Args)]
+struct ScoreArgs {
+    /// Input file of pairs, one row each (CSV with a header, or JSONL).
+    input: PathBuf,
+    /// Input format; by default taken from the extension (.csv, .jsonl).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    #[command(flatten)]
+    columns: PairColumns,
     /// Tokenization for BLEU and ROUGE: codexglue lower-cases and splits punctuation
     /// like the CodeXGLUE evaluator; whitespace splits on whitespace only, as the
     /// Haque et al. metric columns were computed.
@@ -157,15 +164,9 @@ struct ThresholdsArgs {
     /// Input format; by default taken from the extension (.csv, .jsonl).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// Generic layout: column naming each item (rows with the same id pool their ratings).
-    #[arg(long, default_value = "id")]
-    id: String,
-    /// Generic layout: column holding the reference summary.
-    #[arg(long, default_value = "reference")]
-    reference: String,
-    /// Generic layout: column holding the candidate summary.
-    #[arg(long, default_value = "candidate")]
-    candidate: String,
+    /// Generic layout only (rows with the same id pool their ratings).
+    #[command(flatten)]
+    columns: PairColumns,
     /// Generic layout: a column of human ratings (repeat for several raters).
     #[arg(long = "rating")]
     ratings_columns: Vec<String>,
@@ -317,9 +318,9 @@ fn score_threshold(args: &CalibrateArgs) -> anyhow::Result<f64> {
 fn run_score(args: ScoreArgs) -> anyhow::Result<()> {
     let table = Table::read(&args.input, args.format)?;
     let (id, reference, candidate) = (
-        table.column(&args.id)?,
-        table.column(&args.reference)?,
-        table.column(&args.candidate)?,
+        table.column(&args.columns.id)?,
+        table.column(&args.columns.reference)?,
+        table.column(&args.columns.candidate)?,
     );
     // Empty summaries are valid input: the model embeds them as it does any text.
     let text = |column: &codecal::table::Column, row| column.text(row).unwrap_or("").to_owned();
@@ -370,9 +371,9 @@ fn run_thresholds(args: ThresholdsArgs) -> anyhow::Result<()> {
         thresholds::ratings::read_haque(&table, &columns)?
     } else {
         let layout = thresholds::GenericColumns {
-            id: args.id.clone(),
-            reference: args.reference.clone(),
-            candidate: args.candidate.clone(),
+            id: args.columns.id.clone(),
+            reference: args.columns.reference.clone(),
+            candidate: args.columns.candidate.clone(),
             ratings: args.ratings_columns.clone(),
         };
         anyhow::ensure!(

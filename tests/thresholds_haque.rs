@@ -1,6 +1,8 @@
 //! `codecal thresholds` on the Haque et al. (ICPC 2022) human ratings in
 //! ../shared/data/haque2022-similarity/, against the summarization seed's numbers.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -162,15 +164,7 @@ fn committed_threshold_files_are_reproduced_by_their_commands() {
     if ratings().is_none() {
         return;
     }
-    let model_ready = codecal::models::ModelHome::from_env()
-        .map_err(|e| e.to_string())
-        .and_then(|home| home.ensure_minilm().map_err(|e| e.to_string()));
-    if let Err(why) = model_ready {
-        assert!(
-            std::env::var_os("CODECAL_REQUIRE_MODELS").is_none(),
-            "model set-up failed: {why}"
-        );
-        eprintln!("SKIPPED: all-MiniLM-L6-v2 is not available: {why}");
+    if common::model_files().is_none() {
         return;
     }
     let committed = root().join("thresholds");

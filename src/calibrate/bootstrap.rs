@@ -73,7 +73,7 @@ pub fn intervals(
 }
 
 /// The central `level` interval of `values`, with numpy's linear interpolation.
-fn percentile_interval(mut values: Vec<f64>, level: f64) -> Option<[f64; 2]> {
+pub(crate) fn percentile_interval(mut values: Vec<f64>, level: f64) -> Option<[f64; 2]> {
     if values.is_empty() {
         return None;
     }

@@ -6,7 +6,7 @@
 //! `table`, writing is `report`), and no threshold is chosen here (that is
 //! `thresholds`): a label arrives already decided.
 
-mod bootstrap;
+pub(crate) mod bootstrap;
 pub mod cv;
 mod data;
 pub mod metrics;

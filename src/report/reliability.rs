@@ -104,18 +104,7 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         y(1.0),
         x(0.0)
     );
-    for tick in 0..=5 {
-        let t = tick as f64 / 5.0;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t:.1}</text>\n\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>",
-            x(t),
-            bottom + 16.0,
-            x(0.0) - 6.0,
-            y(t) + 4.0
-        );
-    }
+    unit_ticks(svg, x, y);
     let _ = writeln!(
         svg,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">confidence</text>\n\
@@ -133,6 +122,23 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         x(0.03),
         PLOT_TOP + 34.0
     );
+}
+
+/// Tick labels 0.0, 0.2, ..., 1.0 under the x axis and left of the y axis of a
+/// unit square plotted by `x` and `y`.
+pub(super) fn unit_ticks(svg: &mut String, x: impl Fn(f64) -> f64, y: impl Fn(f64) -> f64) {
+    for tick in 0..=5 {
+        let t = tick as f64 / 5.0;
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t:.1}</text>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>",
+            x(t),
+            y(0.0) + 16.0,
+            x(0.0) - 6.0,
+            y(t) + 4.0
+        );
+    }
 }
 
 fn bar_width(bin: &Bin) -> f64 {

@@ -174,17 +174,7 @@ pub fn roc_svg(metrics: &[MetricThresholds]) -> String {
         x(1.0),
         y(1.0)
     );
-    for tick in 0..=5 {
-        let t = tick as f64 / 5.0;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t:.1}</text><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>",
-            x(t),
-            TOP + SIZE + 16.0,
-            LEFT - 6.0,
-            y(t) + 4.0
-        );
-    }
+    super::reliability::unit_ticks(&mut svg, x, y);
     let _ = writeln!(
         svg,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">false positive rate</text>\

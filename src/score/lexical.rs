@@ -62,7 +62,8 @@ pub struct Prf {
 }
 
 impl Prf {
-    fn new(precision: f64, recall: f64) -> Prf {
+    /// Precision and recall with their F1 (0 when both are 0).
+    pub fn new(precision: f64, recall: f64) -> Prf {
         let f = if precision + recall > 0.0 {
             2.0 * precision * recall / (precision + recall)
         } else {

@@ -149,18 +149,7 @@ pub fn bertscore(reference: &[Vec<f32>], candidate: &[Vec<f32>]) -> Prf {
             .sum();
         total / from.len() as f64
     };
-    let precision = best(&candidate, &reference);
-    let recall = best(&reference, &candidate);
-    let f = if precision + recall > 0.0 {
-        2.0 * precision * recall / (precision + recall)
-    } else {
-        0.0
-    };
-    Prf {
-        precision,
-        recall,
-        f,
-    }
+    Prf::new(best(&candidate, &reference), best(&reference, &candidate))
 }
 
 #[cfg(test)]

@@ -360,19 +360,9 @@ fn bootstrap(scores: &[f64], labels: &[bool], options: &ThresholdOptions) -> Vec
     draws
 }
 
-/// The central 95% of `values` (numpy's linear percentile).
-fn interval(mut values: Vec<f64>) -> Option<[f64; 2]> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let at = |q: f64| {
-        let position = q * (values.len() - 1) as f64;
-        let below = position.floor() as usize;
-        let above = (below + 1).min(values.len() - 1);
-        values[below] + (values[above] - values[below]) * (position - below as f64)
-    };
-    Some([at(0.025), at(0.975)])
+/// The central 95% of `values`, as the calibration intervals.
+fn interval(values: Vec<f64>) -> Option<[f64; 2]> {
+    crate::calibrate::bootstrap::percentile_interval(values, 0.95)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::table::{Location, Table, TableError};
+use crate::table::{Column, Location, Table, TableError};
 
 /// One rated pair: its texts, its ratings, and any precomputed metric values.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +17,30 @@ pub struct RatedItem {
     pub all_ratings: Vec<f64>,
     /// Values of the `--column` metrics, by column name.
     pub columns: BTreeMap<String, f64>,
+}
+
+impl RatedItem {
+    fn new(id: &str, reference: &str, candidate: &str) -> RatedItem {
+        RatedItem {
+            id: id.to_owned(),
+            reference: reference.to_owned(),
+            candidate: candidate.to_owned(),
+            ratings: vec![],
+            all_ratings: vec![],
+            columns: BTreeMap::new(),
+        }
+    }
+}
+
+/// The columns `names` of `table`, each with its name.
+fn named_columns<'t>(
+    table: &'t Table,
+    names: &[String],
+) -> Result<Vec<(String, Column<'t>)>, TableError> {
+    names
+        .iter()
+        .map(|name| Ok((name.clone(), table.column(name)?)))
+        .collect()
 }
 
 /// Which ratings decide an item's label, and the cutoff on their mean.
@@ -83,22 +107,12 @@ pub fn read_haque(
     let [id, source, rating, generated, reference] = HAQUE_COLUMNS.map(|c| table.column(c));
     let (id, source, rating, generated, reference) =
         (id?, source?, rating?, generated?, reference?);
-    let metrics = metric_columns
-        .iter()
-        .map(|name| Ok((name.clone(), table.column(name)?)))
-        .collect::<Result<Vec<_>, TableError>>()?;
+    let metrics = named_columns(table, metric_columns)?;
     let mut items: BTreeMap<String, RatedItem> = BTreeMap::new();
     for row in 0..table.len() {
         let item = items
             .entry(id.text(row)?.to_owned())
-            .or_insert_with_key(|key| RatedItem {
-                id: key.clone(),
-                reference: String::new(),
-                candidate: String::new(),
-                ratings: vec![],
-                all_ratings: vec![],
-                columns: BTreeMap::new(),
-            });
+            .or_insert_with_key(|key| RatedItem::new(key, "", ""));
         let value = scaled_rating(&rating, row, HAQUE_SCALE)?;
         item.all_ratings.push(value);
         match source.text(row)? {
@@ -146,21 +160,14 @@ pub fn read_generic(
         .iter()
         .map(|c| table.column(c))
         .collect::<Result<Vec<_>, _>>()?;
-    let metrics = metric_columns
-        .iter()
-        .map(|name| Ok((name.clone(), table.column(name)?)))
-        .collect::<Result<Vec<_>, TableError>>()?;
+    let metrics = named_columns(table, metric_columns)?;
     let mut items: BTreeMap<String, RatedItem> = BTreeMap::new();
     for row in 0..table.len() {
         let item = items
             .entry(id.text(row)?.to_owned())
-            .or_insert_with_key(|key| RatedItem {
-                id: key.clone(),
-                reference: reference.text(row).unwrap_or("").to_owned(),
-                candidate: candidate.text(row).unwrap_or("").to_owned(),
-                ratings: vec![],
-                all_ratings: vec![],
-                columns: BTreeMap::new(),
+            .or_insert_with_key(|key| {
+                let text = |column: &Column| column.text(row).unwrap_or("").to_owned();
+                RatedItem::new(key, &text(&reference), &text(&candidate))
             });
         for column in &ratings {
             let value = scaled_rating(column, row, scale)?;

@@ -1,0 +1,26 @@
+//! What the integration tests share: the real model, or a printed reason to skip.
+
+use std::sync::OnceLock;
+
+use codecal::models::{MiniLmFiles, ModelHome};
+
+/// The installed all-MiniLM-L6-v2, set up on first use (once per test binary).
+/// Where the set-up cannot run, prints why and returns `None`; with
+/// CODECAL_REQUIRE_MODELS set (as `.ci/run` does), panics instead.
+pub fn model_files() -> Option<MiniLmFiles> {
+    static FILES: OnceLock<Result<MiniLmFiles, String>> = OnceLock::new();
+    let files = FILES.get_or_init(|| {
+        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
+        home.ensure_minilm().map_err(|e| e.to_string())
+    });
+    match files {
+        Ok(files) => Some(files.clone()),
+        Err(why) if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() => {
+            panic!("model set-up failed and CODECAL_REQUIRE_MODELS is set: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED: all-MiniLM-L6-v2 is not available: {why}");
+            None
+        }
+    }
+}
