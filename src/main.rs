@@ -340,12 +340,20 @@ fn run_score(args: ScoreArgs) -> anyhow::Result<()> {
         device: args.device,
     };
     let mut scorer = Scorer::new(OnnxEmbedder::new(&files, &options)?, args.tokenization);
+    let started = std::time::Instant::now();
+    let mut shown = false;
     let scores = scorer.score(&pairs, |done, total| {
+        // Only long inputs get a progress line; short ones finish before it helps.
         if total > 2048 {
-            eprint!("\rcodecal: embedded {done}/{total} texts");
+            let rate = done as f64 / started.elapsed().as_secs_f64().max(1e-9);
+            let eta = (total - done) as f64 / rate.max(1e-9);
+            eprint!(
+                "\rcodecal: embedded {done}/{total} distinct texts, {rate:.0}/s, ETA {eta:.0} s "
+            );
+            shown = true;
         }
     })?;
-    if pairs.len() * 2 > 2048 {
+    if shown {
         eprintln!();
     }
     if scorer.truncated() > 0 {

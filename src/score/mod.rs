@@ -92,11 +92,20 @@ impl<E: Embedder> Scorer<E> {
                 });
             }
         }
-        let mut embeddings = Vec::with_capacity(distinct.len());
-        for chunk in distinct.chunks(EMBED_CHUNK) {
-            embeddings.extend(self.embedder.embed(chunk)?);
-            progress(embeddings.len(), distinct.len());
+        // Chunks of similar length keep the embedder's batches free of padding.
+        let mut order: Vec<usize> = (0..distinct.len()).collect();
+        order.sort_by_key(|&i| distinct[i].len());
+        let mut slots: Vec<Option<Embedding>> = vec![None; distinct.len()];
+        let mut done = 0;
+        for chunk in order.chunks(EMBED_CHUNK) {
+            let texts: Vec<&str> = chunk.iter().map(|&i| distinct[i]).collect();
+            for (&i, embedding) in chunk.iter().zip(self.embedder.embed(&texts)?) {
+                slots[i] = Some(embedding);
+            }
+            done += chunk.len();
+            progress(done, distinct.len());
         }
+        let embeddings: Vec<Embedding> = slots.into_iter().flatten().collect();
         Ok(pairs
             .iter()
             .map(|pair| {
