@@ -412,5 +412,73 @@ mod tests {
                 .iter()
                 .any(|w| w.contains("bucket collapse"))
         );
+        let table = crate::report::markdown(&report);
+        assert!(table.contains("| ECE ‡ |"), "{table}");
+        assert!(table.contains("‡ bucket collapse"), "{table}");
+    }
+
+    #[test]
+    fn seed_balanced_cv_reports_the_items_it_never_tested() {
+        // Groups of 30, 5 and 5 with k = 2: capacity 20, so the group of 30 is never tested.
+        let n = 40;
+        let data = CalibrationData {
+            confidence: (0..n).map(|i| 0.05 + 0.9 * i as f64 / n as f64).collect(),
+            correct: (0..n).map(|i| i % 3 != 0).collect(),
+            groups: Some(
+                (0..n)
+                    .map(|i| {
+                        ["a", "b", "c"][usize::from(i >= 30) + usize::from(i >= 35)].to_owned()
+                    })
+                    .collect(),
+            ),
+            target: None,
+        };
+        let options = CalibrateOptions {
+            cv: CvStrategy::SeedBalanced,
+            folds: 2,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&data, &options).unwrap();
+        assert_eq!(report.untested_items, 30);
+        assert_eq!(report.rescaled.unwrap().metrics.n, 10);
+        assert!(
+            report
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("30 of 40 items were in no test fold"))
+        );
+    }
+
+    #[test]
+    fn group_bootstrap_resamples_whole_groups() {
+        // Four repositories of 25: two all correct, two all wrong. Resampling
+        // repositories moves the success rate in steps of 1/4; resampling items barely.
+        let n = 100;
+        let data = CalibrationData {
+            confidence: (0..n).map(|i| 0.3 + 0.4 * (i % 7) as f64 / 7.0).collect(),
+            correct: (0..n).map(|i| i < 50).collect(),
+            groups: Some((0..n).map(|i| format!("repo{}", i / 25)).collect()),
+            target: None,
+        };
+        let options = |by_group| CalibrateOptions {
+            method: Method::None,
+            bootstrap: 500,
+            bootstrap_by_group: by_group,
+            ..CalibrateOptions::default()
+        };
+        let width = |by_group| {
+            let report = calibrate(&data, &options(by_group)).unwrap();
+            let [lo, hi] = report.raw.ci["base_rate"].unwrap();
+            hi - lo
+        };
+        assert!(width(true) >= 0.5, "group bootstrap: {}", width(true));
+        assert!(width(false) < 0.25, "item bootstrap: {}", width(false));
+        let without_groups = CalibrationData {
+            groups: None,
+            ..data.clone()
+        };
+        let err = calibrate(&without_groups, &options(true)).unwrap_err();
+        assert!(matches!(err, CalibrateError::BootstrapGroupsRequired));
     }
 }
