@@ -1,7 +1,8 @@
 //! codecal: how far to trust what an LLM wrote about code.
 //!
 //! Each stage of the pipeline is a module with plain data at its face:
-//! `table` reads users' files, `score` measures similarity to a reference
+//! `table` reads users' files, `corpus` reads code records and `retrieve`
+//! finds few-shot exemplars, `score` measures similarity to a reference
 //! (with models set up by `models`), `thresholds` picks score thresholds
 //! from human ratings, `calibrate` measures and rescales
 //! confidence, `report` renders results, and `artifact` writes files atomically. The CLI
@@ -9,8 +10,10 @@
 
 pub mod artifact;
 pub mod calibrate;
+pub mod corpus;
 pub mod models;
 pub mod report;
+pub mod retrieve;
 pub mod score;
 pub mod table;
 pub mod thresholds;
