@@ -11,8 +11,11 @@ use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, ColumnSpec, CvStrategy, LabelSource,
     Method, calibrate,
 };
+use codecal::corpus::{Record, dedupe, read_codexglue};
 use codecal::models::ModelHome;
+use codecal::prompt::{PromptStyle, Shot, Template};
 use codecal::report;
+use codecal::retrieve::Exclude;
 use codecal::score::{Device, EmbedOptions, OnnxEmbedder, Pair, Scorer, Tokenization};
 use codecal::table::{Format, Table};
 use codecal::thresholds::file::{OperatingPointName, read_threshold};
@@ -36,6 +39,8 @@ enum Command {
     /// Choose similarity thresholds against human ratings: ROC, AUC and three
     /// operating points (best F1, high precision, high recall) per metric.
     Thresholds(ThresholdsArgs),
+    /// Retrieve BM25 few-shot exemplars for each query and build its prompt.
+    Retrieve(RetrieveArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 and ONNX Runtime) into
     /// CODECAL_HOME (default ~/.cache/codecal). Other subcommands do it on first use.
     Setup,
@@ -218,6 +223,50 @@ struct ThresholdsArgs {
     out: Option<PathBuf>,
 }
 
+#[derive(Args)]
+struct RetrieveArgs {
+    /// Pool of exemplars: CodeXGLUE / CodeSearchNet JSONL (.jsonl or .jsonl.gz).
+    #[arg(long)]
+    pool: PathBuf,
+    /// Queries, in the same format; may be the pool file itself (each query is then
+    /// scored against the pool without it).
+    #[arg(long)]
+    queries: PathBuf,
+    /// Retrieval: rank-bm25 reproduces the summarization seed's rank_bm25 BM25Okapi
+    /// exactly (code split on single spaces, in memory).
+    #[arg(long, value_enum, default_value_t = RetrieveMode::RankBm25)]
+    mode: RetrieveMode,
+    /// Exemplars per query.
+    #[arg(long, default_value_t = 3)]
+    k: usize,
+    /// Besides the query itself, also exclude its repository's records (same-repo).
+    #[arg(long, value_enum, default_value_t = Exclude::SelfOnly)]
+    exclude: Exclude,
+    /// Prompt template file with [exemplar] and [query] blocks; default: the seed's.
+    #[arg(long)]
+    template: Option<PathBuf>,
+    /// Prompt for a completion endpoint (one string) or a chat one (messages).
+    #[arg(long, value_enum, default_value_t = PromptStyle::Completion)]
+    prompt_style: PromptStyle,
+    /// Cut exemplar code (then query code) so the prompt stays within this many
+    /// estimated tokens (characters / 4); the query is never dropped.
+    #[arg(long)]
+    max_prompt_tokens: Option<usize>,
+    /// Make a malformed input line an error instead of skipping it.
+    #[arg(long)]
+    strict: bool,
+    /// Output JSONL, one line per query: query_id, exemplars (id, score), prompt.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The retrieval back-ends.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RetrieveMode {
+    /// rank_bm25's BM25Okapi, bit for bit.
+    RankBm25,
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -233,6 +282,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Calibrate(args) => run_calibrate(args),
         Command::Score(args) => run_score(args),
         Command::Thresholds(args) => run_thresholds(args),
+        Command::Retrieve(args) => run_retrieve(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
             let files = home.ensure_minilm()?;
@@ -495,4 +545,82 @@ fn command_line() -> String {
         .chain(std::env::args().skip(1).map(quote))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.k > 0, "--k must be at least 1");
+    let template = match &args.template {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            Template::parse(&text, &path.display().to_string())?
+        }
+        None => Template::seed(),
+    };
+    let pool = read_records(&args.pool, args.strict)?;
+    let same_file = std::fs::canonicalize(&args.pool)? == std::fs::canonicalize(&args.queries)?;
+    let queries = if same_file {
+        pool.clone()
+    } else {
+        read_records(&args.queries, args.strict)?
+    };
+    let hits = match args.mode {
+        RetrieveMode::RankBm25 => {
+            codecal::retrieve::rank_bm25(&pool, &queries, same_file, args.k, args.exclude)
+        }
+    };
+    let mut out = String::new();
+    for (query, hits) in queries.iter().zip(&hits) {
+        let shots: Vec<Shot> = hits
+            .iter()
+            .map(|h| Shot {
+                code: &pool[h.pool_index].code,
+                reference: &pool[h.pool_index].reference,
+            })
+            .collect();
+        let prompt = codecal::prompt::build(
+            &template,
+            args.prompt_style,
+            &shots,
+            &query.code,
+            args.max_prompt_tokens,
+        );
+        let exemplars: Vec<serde_json::Value> = hits
+            .iter()
+            .map(|h| serde_json::json!({ "id": pool[h.pool_index].id, "score": h.score }))
+            .collect();
+        let line =
+            serde_json::json!({ "query_id": query.id, "exemplars": exemplars, "prompt": prompt });
+        out += &line.to_string();
+        out.push('\n');
+    }
+    codecal::artifact::write_atomic(&args.out, out.as_bytes())?;
+    eprintln!(
+        "codecal: {} queries, pool of {}, {} exemplars each, written to {}",
+        queries.len(),
+        pool.len(),
+        args.k,
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// Records of a CodeXGLUE file, deduplicated by id; what was skipped goes to stderr.
+fn read_records(path: &std::path::Path, strict: bool) -> anyhow::Result<Vec<Record>> {
+    let (mut records, report) = read_codexglue(path, strict)?;
+    for (reason, count) in &report.skipped {
+        eprintln!(
+            "codecal: {}: skipped {count} lines: {reason}",
+            path.display()
+        );
+    }
+    let duplicates = dedupe(&mut records);
+    if duplicates > 0 {
+        eprintln!(
+            "codecal: {}: dropped {duplicates} records repeating an id",
+            path.display()
+        );
+    }
+    anyhow::ensure!(!records.is_empty(), "{}: no records", path.display());
+    Ok(records)
 }

@@ -497,3 +497,116 @@ fn score_without_a_threshold_is_named() {
         "--score needs --threshold or --thresholds",
     );
 }
+
+fn codexglue_line(url: &str, repo: &str, code: &str, doc: &str) -> String {
+    serde_json::json!({
+        "repo": repo, "path": "A.java", "func_name": "A.f", "language": "java", "code": code,
+        "docstring": doc, "docstring_tokens": doc.split(' ').collect::<Vec<_>>(), "url": url,
+    })
+    .to_string()
+}
+
+#[test]
+fn retrieve_writes_exemplars_and_a_prompt_per_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = [
+        codexglue_line(
+            "u1",
+            "r1",
+            "int size ( ) { return size ; }",
+            "Returns the size",
+        ),
+        codexglue_line(
+            "u2",
+            "r1",
+            "int count ( ) { return size ; }",
+            "Counts items",
+        ),
+        codexglue_line(
+            "u3",
+            "r2",
+            "void clear ( ) { size = 0 ; }",
+            "Clears the list",
+        ),
+        codexglue_line(
+            "u4",
+            "r2",
+            "boolean isEmpty ( ) { return size == 0 ; }",
+            "Tells if empty",
+        ),
+    ];
+    write(dir.path(), "pool.jsonl", &(pool.join("\n") + "\n"));
+    let run = |exclude: &str| {
+        let out = codecal(
+            &[
+                "retrieve",
+                "--pool",
+                "pool.jsonl",
+                "--queries",
+                "pool.jsonl",
+                "--k",
+                "2",
+                "--exclude",
+                exclude,
+                "--out",
+                "r.jsonl",
+            ],
+            dir.path(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let lines = run("self");
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        let ids: Vec<&str> = line["exemplars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 2);
+        assert!(
+            !ids.contains(&line["query_id"].as_str().unwrap()),
+            "the query is never its own exemplar"
+        );
+    }
+    assert_eq!(
+        lines[0]["exemplars"][0]["id"], "u2",
+        "count() shares the most with size()"
+    );
+    let prompt = lines[0]["prompt"].as_str().unwrap();
+    assert!(prompt.ends_with("int size ( ) { return size ; }\nWrite down the original comment written by the developer.\nComment:"));
+    assert!(prompt.contains("Comment: Counts items\n"));
+    // same-repo: u1's only exemplars come from r2.
+    let lines = run("same-repo");
+    for exemplar in lines[0]["exemplars"].as_array().unwrap() {
+        assert!(["u3", "u4"].contains(&exemplar["id"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn retrieve_strict_names_the_malformed_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = codexglue_line("u1", "r1", "int f ( ) { }", "Does f");
+    write(dir.path(), "pool.jsonl", &format!("{good}\n{{broken\n"));
+    let out = codecal(
+        &[
+            "retrieve",
+            "--pool",
+            "pool.jsonl",
+            "--queries",
+            "pool.jsonl",
+            "--strict",
+            "--out",
+            "r.jsonl",
+        ],
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("pool.jsonl:2: "), "{}", stderr(&out));
+    assert!(!dir.path().join("r.jsonl").exists(), "no output on failure");
+}

@@ -99,8 +99,22 @@ impl Bm25Okapi {
         query_tokens: &[&str],
         k: usize,
     ) -> Vec<(usize, f64)> {
-        let scores = self.scores_without(query_tokens, Some(query));
-        let mut order: Vec<usize> = (0..self.len()).filter(|&d| d != query).collect();
+        self.top_k(query_tokens, Some(query), k, |_| true)
+    }
+
+    /// The `k` best documents that `keep` accepts, best first, scored as an
+    /// index without `left_out` would score them (`left_out` itself is never returned).
+    pub fn top_k(
+        &self,
+        query_tokens: &[&str],
+        left_out: Option<usize>,
+        k: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, f64)> {
+        let scores = self.scores_without(query_tokens, left_out);
+        let mut order: Vec<usize> = (0..self.len())
+            .filter(|&d| Some(d) != left_out && keep(d))
+            .collect();
         // Stable: equal scores keep index order, as Python's sorted(..., key=-score).
         order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
         order.truncate(k);

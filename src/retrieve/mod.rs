@@ -2,11 +2,66 @@
 //!
 //! `bm25` is the `rank_bm25`-compatible mode that reproduces the
 //! summarization seed's replication code exactly; it scores in memory.
-//! Tokenization here is the seed's: `code` split on single spaces.
+//! Tokenization here is the seed's: `code` split on single spaces. A tantivy
+//! index for corpora at scale is not built yet.
 
 pub mod bm25;
 
+use rayon::prelude::*;
+use serde::Serialize;
+
 pub use bm25::{Bm25Okapi, Bm25Params};
+
+use crate::corpus::Record;
+
+/// Which pool records a query may not get as exemplars, beyond itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Exclude {
+    /// Only the query itself (a pool record with the query's id).
+    #[default]
+    #[value(name = "self")]
+    SelfOnly,
+    /// Also every record from the query's repository.
+    SameRepo,
+}
+
+/// A retrieved exemplar: a pool index and its score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    pub pool_index: usize,
+    pub score: f64,
+}
+
+/// The `k` best pool records for each query by rank_bm25's BM25Okapi over
+/// `code` split on single spaces. With `same_file`, queries are the pool
+/// itself and each query is scored against the pool without it.
+pub fn rank_bm25(
+    pool: &[Record],
+    queries: &[Record],
+    same_file: bool,
+    k: usize,
+    exclude: Exclude,
+) -> Vec<Vec<Hit>> {
+    let tokens: Vec<Vec<&str>> = pool.iter().map(|r| split_on_spaces(&r.code)).collect();
+    let index = Bm25Okapi::new(&tokens, Bm25Params::default());
+    queries
+        .par_iter()
+        .enumerate()
+        .map(|(q, query)| {
+            let allowed = |d: usize| {
+                pool[d].id != query.id
+                    && (exclude != Exclude::SameRepo || pool[d].repo != query.repo)
+            };
+            let left_out = same_file.then_some(q);
+            index
+                .top_k(&split_on_spaces(&query.code), left_out, k, allowed)
+                .into_iter()
+                .map(|(pool_index, score)| Hit { pool_index, score })
+                .collect()
+        })
+        .collect()
+}
 
 /// The seed's tokenization for the rank-bm25 mode: split on single spaces
 /// (runs of spaces give empty tokens, as Python's `str.split(" ")`).
