@@ -22,18 +22,24 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Runs `calibrate` on a CSV body and expects failure with `message` in stderr.
-fn fails_with(csv: &str, extra: &[&str], message: &str) {
+/// Writes `body` to `name` in a fresh directory, runs `args` there, and expects
+/// a one-line error containing `message`, and no panic.
+fn command_fails_with(name: &str, body: &str, args: &[&str], message: &str) {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "in.csv", csv);
-    let mut args = vec!["calibrate", "in.csv", "--bootstrap", "0"];
-    args.extend_from_slice(extra);
-    let out = codecal(&args, dir.path());
+    write(dir.path(), name, body);
+    let out = codecal(args, dir.path());
     assert!(!out.status.success(), "expected failure for {args:?}");
     let err = stderr(&out);
     assert!(err.contains(message), "stderr {err:?} lacks {message:?}");
     assert_eq!(err.lines().count(), 1, "one-line error expected: {err:?}");
     assert!(!err.contains("panicked"));
+}
+
+/// Runs `calibrate` on a CSV body and expects failure with `message` in stderr.
+fn fails_with(csv: &str, extra: &[&str], message: &str) {
+    let mut args = vec!["calibrate", "in.csv", "--bootstrap", "0"];
+    args.extend_from_slice(extra);
+    command_fails_with("in.csv", csv, &args, message);
 }
 
 fn fixture() -> String {
@@ -399,8 +405,6 @@ fn score_invalid_utf8_names_the_line() {
 }
 
 fn thresholds_fails_with(csv: &str, extra: &[&str], message: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "ratings.csv", csv);
     let mut args = vec![
         "thresholds",
         "--ratings",
@@ -410,13 +414,7 @@ fn thresholds_fails_with(csv: &str, extra: &[&str], message: &str) {
         "0",
     ];
     args.extend_from_slice(extra);
-    let out = codecal(&args, dir.path());
-    assert!(!out.status.success(), "expected failure for {args:?}");
-    assert!(
-        stderr(&out).contains(message),
-        "stderr {:?} lacks {message:?}",
-        stderr(&out)
-    );
+    command_fails_with("ratings.csv", csv, &args, message);
 }
 
 #[test]
