@@ -233,9 +233,14 @@ struct RetrieveArgs {
     #[arg(long)]
     queries: PathBuf,
     /// Retrieval: rank-bm25 reproduces the summarization seed's rank_bm25 BM25Okapi
-    /// exactly (code split on single spaces, in memory).
+    /// exactly (code split on single spaces, in memory); tantivy builds a persistent
+    /// index with a code tokenizer, for large pools.
     #[arg(long, value_enum, default_value_t = RetrieveMode::RankBm25)]
     mode: RetrieveMode,
+    /// tantivy mode: the index directory; default under CODECAL_HOME/indexes. It is
+    /// reused while the pool file is unchanged and rebuilt when it changes.
+    #[arg(long)]
+    index: Option<PathBuf>,
     /// Exemplars per query.
     #[arg(long, default_value_t = 3)]
     k: usize,
@@ -265,6 +270,8 @@ struct RetrieveArgs {
 enum RetrieveMode {
     /// rank_bm25's BM25Okapi, bit for bit.
     RankBm25,
+    /// A persistent tantivy index.
+    Tantivy,
 }
 
 fn main() -> ExitCode {
@@ -568,6 +575,14 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
         RetrieveMode::RankBm25 => {
             codecal::retrieve::rank_bm25(&pool, &queries, same_file, args.k, args.exclude)
         }
+        RetrieveMode::Tantivy => {
+            let fingerprint = pool_fingerprint(&args.pool)?;
+            let dir = match &args.index {
+                Some(dir) => dir.clone(),
+                None => default_index_dir(&args.pool, &fingerprint)?,
+            };
+            codecal::retrieve::tantivy(&pool, &queries, &dir, &fingerprint, args.k, args.exclude)?
+        }
     };
     let mut out = String::new();
     for (query, hits) in queries.iter().zip(&hits) {
@@ -603,6 +618,38 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// What identifies a pool file's contents for index reuse: path, size, modification time.
+fn pool_fingerprint(path: &std::path::Path) -> anyhow::Result<String> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let canonical = std::fs::canonicalize(path)?;
+    Ok(format!(
+        "{} {} {modified}\n",
+        canonical.display(),
+        meta.len()
+    ))
+}
+
+/// CODECAL_HOME/indexes/<file name>-<hash of the fingerprint>.
+fn default_index_dir(pool: &std::path::Path, fingerprint: &str) -> anyhow::Result<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    fingerprint.hash(&mut hasher);
+    let name = pool
+        .file_name()
+        .map_or("pool".into(), |n| n.to_string_lossy().into_owned());
+    let home = ModelHome::from_env()?;
+    Ok(home
+        .root()
+        .join("indexes")
+        .join(format!("{name}-{:016x}", hasher.finish())))
 }
 
 /// Records of a CodeXGLUE file, deduplicated by id; what was skipped goes to stderr.

@@ -608,3 +608,59 @@ fn retrieve_strict_names_the_malformed_line() {
     assert!(stderr(&out).contains("pool.jsonl:2: "), "{}", stderr(&out));
     assert!(!dir.path().join("r.jsonl").exists(), "no output on failure");
 }
+
+#[test]
+fn retrieve_tantivy_mode_builds_and_reuses_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = [
+        codexglue_line(
+            "u1",
+            "r1",
+            "int getSize() { return size; }",
+            "Returns the size",
+        ),
+        codexglue_line(
+            "u2",
+            "r1",
+            "int size() { return size; }",
+            "Returns the size too",
+        ),
+        codexglue_line(
+            "u3",
+            "r2",
+            "int sizeOf(List list) { return list.size(); }",
+            "Size of a list",
+        ),
+        codexglue_line("u4", "r2", "void clear() { items = null; }", "Clears"),
+    ];
+    write(dir.path(), "pool.jsonl", &(pool.join("\n") + "\n"));
+    let args = [
+        "retrieve",
+        "--mode",
+        "tantivy",
+        "--index",
+        "idx",
+        "--pool",
+        "pool.jsonl",
+        "--queries",
+        "pool.jsonl",
+        "--k",
+        "2",
+        "--exclude",
+        "same-repo",
+        "--out",
+        "r.jsonl",
+    ];
+    for _ in 0..2 {
+        let out = codecal(&args, dir.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert!(dir.path().join("idx/codecal-pool.txt").is_file());
+    let text = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["query_id"], "u1");
+    assert_eq!(
+        first["exemplars"][0]["id"], "u3",
+        "same repository excluded, sizeOf shares 'size'"
+    );
+}

@@ -2,15 +2,17 @@
 //!
 //! `bm25` is the `rank_bm25`-compatible mode that reproduces the
 //! summarization seed's replication code exactly; it scores in memory.
-//! Tokenization here is the seed's: `code` split on single spaces. A tantivy
-//! index for corpora at scale is not built yet.
+//! Tokenization there is the seed's: `code` split on single spaces. `index` is
+//! a persistent tantivy index with a code tokenizer, for pools at scale.
 
 pub mod bm25;
+pub mod index;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 pub use bm25::{Bm25Okapi, Bm25Params};
+pub use index::{CodeIndex, IndexError, code_tokens};
 
 use crate::corpus::Record;
 
@@ -67,4 +69,29 @@ pub fn rank_bm25(
 /// (runs of spaces give empty tokens, as Python's `str.split(" ")`).
 pub fn split_on_spaces(code: &str) -> Vec<&str> {
     code.split(' ').collect()
+}
+
+/// The `k` best pool records for each query from the tantivy index in
+/// `index_dir` (built there from `pool` unless it already holds an index of a
+/// pool with the same `fingerprint`). A query is never its own exemplar.
+pub fn tantivy(
+    pool: &[Record],
+    queries: &[Record],
+    index_dir: &std::path::Path,
+    fingerprint: &str,
+    k: usize,
+    exclude: Exclude,
+) -> Result<Vec<Vec<Hit>>, IndexError> {
+    let index = CodeIndex::open_or_build(index_dir, pool, fingerprint)?;
+    queries
+        .par_iter()
+        .map(|query| {
+            index
+                .search(query, k, exclude)
+                .map_err(|message| IndexError::Tantivy {
+                    path: index_dir.to_owned(),
+                    message,
+                })
+        })
+        .collect()
 }
