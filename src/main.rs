@@ -11,7 +11,8 @@ use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, ColumnSpec, CvStrategy, LabelSource,
     Method, calibrate,
 };
-use codecal::corpus::{Record, dedupe, read_codexglue};
+use codecal::corpus::mine::{Language as MineLanguage, MineOptions, mine_tree, python_stdlib};
+use codecal::corpus::{Record, dedupe, read_codexglue, to_jsonl};
 use codecal::models::ModelHome;
 use codecal::prompt::{PromptStyle, Shot, Template};
 use codecal::report;
@@ -39,6 +40,9 @@ enum Command {
     /// Choose similarity thresholds against human ratings: ROC, AUC and three
     /// operating points (best F1, high precision, high recall) per metric.
     Thresholds(ThresholdsArgs),
+    /// Build corpora: mine documented functions from a source tree, or sample one.
+    #[command(subcommand)]
+    Corpus(CorpusCommand),
     /// Retrieve BM25 few-shot exemplars for each query and build its prompt.
     Retrieve(RetrieveArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 and ONNX Runtime) into
@@ -223,6 +227,54 @@ struct ThresholdsArgs {
     out: Option<PathBuf>,
 }
 
+#[derive(Subcommand)]
+enum CorpusCommand {
+    /// Mine documented functions (Python docstrings, Javadoc) from a source tree into
+    /// record JSONL; without DIR, the local Python 3 standard library.
+    Mine(MineArgs),
+    /// Split records into a seeded random query set and a retrieval pool.
+    Sample(SampleArgs),
+}
+
+#[derive(Args)]
+struct MineArgs {
+    /// Source tree to mine; default: the standard library of the local python3.
+    dir: Option<PathBuf>,
+    /// Language of the files to mine.
+    #[arg(long = "lang", value_enum, default_value_t = MineLanguage::Python)]
+    language: MineLanguage,
+    /// A record's repo is this many leading path components under DIR.
+    #[arg(long, default_value_t = 1)]
+    repo_depth: usize,
+    /// Output record JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct SampleArgs {
+    /// Records: CodeXGLUE JSONL or codecal's record JSONL (.gz accepted).
+    input: PathBuf,
+    /// How many records to draw as queries (the summarization seed used 5,000).
+    #[arg(long, default_value_t = 5000)]
+    queries: usize,
+    /// Seed of the draw.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// With same-repo, pool records from the queries' repositories are dropped.
+    #[arg(long, value_enum, default_value_t = Exclude::SelfOnly)]
+    pool_exclude: Exclude,
+    /// Make a malformed input line an error instead of skipping it.
+    #[arg(long)]
+    strict: bool,
+    /// Output JSONL of the queries.
+    #[arg(long)]
+    out_queries: PathBuf,
+    /// Output JSONL of the pool.
+    #[arg(long)]
+    out_pool: PathBuf,
+}
+
 #[derive(Args)]
 struct RetrieveArgs {
     /// Pool of exemplars: CodeXGLUE / CodeSearchNet JSONL (.jsonl or .jsonl.gz).
@@ -290,6 +342,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Score(args) => run_score(args),
         Command::Thresholds(args) => run_thresholds(args),
         Command::Retrieve(args) => run_retrieve(args),
+        Command::Corpus(CorpusCommand::Mine(args)) => run_mine(args),
+        Command::Corpus(CorpusCommand::Sample(args)) => run_sample(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
             let files = home.ensure_minilm()?;
@@ -670,4 +724,41 @@ fn read_records(path: &std::path::Path, strict: bool) -> anyhow::Result<Vec<Reco
     }
     anyhow::ensure!(!records.is_empty(), "{}: no records", path.display());
     Ok(records)
+}
+
+fn run_mine(args: MineArgs) -> anyhow::Result<()> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => python_stdlib()?,
+    };
+    let options = MineOptions {
+        language: args.language,
+        repo_depth: args.repo_depth,
+    };
+    let (records, report) = mine_tree(&dir, options)?;
+    for (reason, count) in &report.skipped {
+        eprintln!("codecal: skipped {count} ({reason})");
+    }
+    codecal::artifact::write_atomic(&args.out, to_jsonl(&records).as_bytes())?;
+    eprintln!(
+        "codecal: mined {} records from {} into {}",
+        records.len(),
+        dir.display(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn run_sample(args: SampleArgs) -> anyhow::Result<()> {
+    let records = read_records(&args.input, args.strict)?;
+    let exclude_repos = args.pool_exclude == Exclude::SameRepo;
+    let (queries, pool) = codecal::corpus::sample(&records, args.queries, args.seed, exclude_repos);
+    codecal::artifact::write_atomic(&args.out_queries, to_jsonl(&queries).as_bytes())?;
+    codecal::artifact::write_atomic(&args.out_pool, to_jsonl(&pool).as_bytes())?;
+    eprintln!(
+        "codecal: {} queries, {} pool records",
+        queries.len(),
+        pool.len()
+    );
+    Ok(())
 }

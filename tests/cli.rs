@@ -664,3 +664,58 @@ fn retrieve_tantivy_mode_builds_and_reuses_its_index() {
         "same repository excluded, sizeOf shares 'size'"
     );
 }
+
+#[test]
+fn corpus_mine_and_sample_make_record_files_retrieve_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src/pkg")).unwrap();
+    let mut source = String::new();
+    for i in 0..6 {
+        source += &format!(
+            "def fn{i}(x):\n    \"\"\"Compute value number {i} from x.\"\"\"\n    y = x + {i}\n    return y\n\n"
+        );
+    }
+    write(&dir.path().join("src/pkg"), "mod.py", &source);
+    let out = codecal(
+        &["corpus", "mine", "src", "--out", "records.jsonl"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("records.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 6);
+    assert!(text.contains("\"reference\":\"Compute value number 0 from x.\""));
+    let out = codecal(
+        &[
+            "corpus",
+            "sample",
+            "records.jsonl",
+            "--queries",
+            "2",
+            "--seed",
+            "1",
+            "--out-queries",
+            "q.jsonl",
+            "--out-pool",
+            "p.jsonl",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = codecal(
+        &[
+            "retrieve",
+            "--pool",
+            "p.jsonl",
+            "--queries",
+            "q.jsonl",
+            "--k",
+            "2",
+            "--out",
+            "r.jsonl",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 2);
+}

@@ -2,13 +2,16 @@
 //!
 //! A [`Record`] is one function: its code (without the reference in it) and
 //! the developer's summary. [`read_codexglue`] reads CodeXGLUE code-to-text /
-//! CodeSearchNet JSONL (plain or gzip). Retrieval over records is `retrieve`.
+//! CodeSearchNet JSONL (plain or gzip), or codecal's own record JSONL; `mine`
+//! makes records from a source tree. Retrieval over records is `retrieve`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub mod mine;
 
 /// One function and its reference summary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +66,8 @@ struct CodexglueLine {
     url: Option<String>,
 }
 
-/// Reads CodeXGLUE / CodeSearchNet JSONL (`.gz` is decompressed). A malformed
+/// Reads CodeXGLUE / CodeSearchNet JSONL, or codecal's record JSONL (`.gz`
+/// is decompressed). A malformed
 /// line is skipped and counted, or with `strict` an error naming file and line.
 pub fn read_codexglue(path: &Path, strict: bool) -> Result<(Vec<Record>, ReadReport), CorpusError> {
     let text = read_text(path)?;
@@ -73,8 +77,12 @@ pub fn read_codexglue(path: &Path, strict: bool) -> Result<(Vec<Record>, ReadRep
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<CodexglueLine>(line) {
-            Ok(raw) => records.push(record(raw)),
+        // A CodeXGLUE line, or else one of codecal's own records (as `mine` writes).
+        let parsed = serde_json::from_str::<CodexglueLine>(line)
+            .map(record)
+            .or_else(|e| serde_json::from_str::<Record>(line).map_err(|_| e));
+        match parsed {
+            Ok(record) => records.push(record),
             Err(e) if strict => {
                 return Err(CorpusError::Malformed {
                     path: path.to_owned(),
@@ -156,6 +164,36 @@ pub fn strip_docstring(code: &str, docstring: &str) -> String {
     format!("{}{}", &code[..start], &code[end..])
 }
 
+/// Records as JSONL, one per line.
+pub fn to_jsonl(records: &[Record]) -> String {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap_or_default() + "\n")
+        .collect()
+}
+
+/// A seeded split: `queries` records drawn at random, the rest the pool; with
+/// `exclude_query_repos`, pool records from the queries' repositories are dropped.
+pub fn sample(
+    records: &[Record],
+    queries: usize,
+    seed: u64,
+    exclude_query_repos: bool,
+) -> (Vec<Record>, Vec<Record>) {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let (picked, rest) = order.split_at(queries.min(records.len()));
+    let query_repos: HashSet<&str> = picked.iter().map(|&i| records[i].repo.as_str()).collect();
+    let pool = rest
+        .iter()
+        .filter(|&&i| !exclude_query_repos || !query_repos.contains(records[i].repo.as_str()))
+        .map(|&i| records[i].clone())
+        .collect();
+    (picked.iter().map(|&i| records[i].clone()).collect(), pool)
+}
+
 /// Keeps the first record of each id; returns how many were dropped.
 pub fn dedupe(records: &mut Vec<Record>) -> usize {
     let before = records.len();
@@ -167,6 +205,47 @@ pub fn dedupe(records: &mut Vec<Record>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sample_is_seeded_and_can_keep_query_repos_out_of_the_pool() {
+        let records: Vec<Record> = (0..20)
+            .map(|i| Record {
+                id: format!("r{i}"),
+                repo: format!("repo{}", i % 5),
+                path: String::new(),
+                func_name: String::new(),
+                language: "python".into(),
+                code: String::new(),
+                reference: String::new(),
+            })
+            .collect();
+        let (q1, p1) = sample(&records, 3, 9, false);
+        let (q2, _) = sample(&records, 3, 9, false);
+        assert_eq!(q1, q2);
+        assert_eq!((q1.len(), p1.len()), (3, 17));
+        let (queries, pool) = sample(&records, 3, 9, true);
+        assert!(
+            pool.iter()
+                .all(|p| queries.iter().all(|q| q.repo != p.repo))
+        );
+    }
+
+    #[test]
+    fn records_round_trip_through_jsonl() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let record = Record {
+            id: "a.py#L1:f".into(),
+            repo: "a".into(),
+            path: "a.py".into(),
+            func_name: "f".into(),
+            language: "python".into(),
+            code: "def f():\n    pass".into(),
+            reference: "Does nothing at all.".into(),
+        };
+        std::fs::write(&path, to_jsonl(std::slice::from_ref(&record))).unwrap();
+        assert_eq!(read_codexglue(&path, true).unwrap().0, vec![record]);
+    }
 
     #[test]
     fn docstring_and_its_quotes_are_removed() {

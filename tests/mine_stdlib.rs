@@ -1,0 +1,70 @@
+//! Mining the local Python standard library: the embedded default corpus.
+
+use codecal::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
+
+#[test]
+fn the_python_standard_library_yields_thousands_of_documented_functions() {
+    let stdlib = match python_stdlib() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("SKIPPED: no local Python 3 standard library: {why}");
+            return;
+        }
+    };
+    let options = MineOptions {
+        language: Language::Python,
+        repo_depth: 1,
+    };
+    let (records, report) = mine_tree(&stdlib, options).unwrap();
+    let modules: std::collections::BTreeSet<&str> =
+        records.iter().map(|r| r.repo.as_str()).collect();
+    assert!(records.len() > 3000, "{} records", records.len());
+    assert!(modules.len() > 50, "{} modules", modules.len());
+    assert!(report.skipped["test function"] > 0);
+    for record in &records {
+        let name = record.func_name.rsplit('.').next().unwrap_or("");
+        assert!(
+            !name.starts_with("test"),
+            "a test function was mined: {}",
+            record.id
+        );
+        assert!(
+            record.reference.split_whitespace().count() >= 3,
+            "{}",
+            record.id
+        );
+    }
+    // First sentences of well-known docstrings (CPython 3.x).
+    for (module, function, reference) in [
+        (
+            "json",
+            "dumps",
+            "Serialize ``obj`` to a JSON formatted ``str``.",
+        ),
+        (
+            "textwrap",
+            "dedent",
+            "Remove any common leading whitespace from every line in `text`.",
+        ),
+        (
+            "shutil",
+            "copyfile",
+            "Copy data from src to dst in the most efficient way possible.",
+        ),
+        (
+            "posixpath",
+            "join",
+            "Join two or more pathname components, inserting '/' as needed.",
+        ),
+    ] {
+        let record = records
+            .iter()
+            .find(|r| r.repo == module && r.func_name == function)
+            .unwrap_or_else(|| panic!("{module}.{function} not mined"));
+        assert_eq!(record.reference, reference);
+        assert!(
+            !record.code.contains(reference),
+            "the docstring is gone from the code"
+        );
+    }
+}
