@@ -14,9 +14,9 @@ use codecal::calibrate::{
 use codecal::corpus::mine::{Language as MineLanguage, MineOptions, mine_tree, python_stdlib};
 use codecal::corpus::{Record, dedupe, read_codexglue, to_jsonl};
 use codecal::models::ModelHome;
-use codecal::prompt::{PromptStyle, Shot, Template};
+use codecal::prompt::{PromptStyle, Template};
 use codecal::report;
-use codecal::retrieve::Exclude;
+use codecal::retrieve::{Exclude, PromptOptions};
 use codecal::score::{Device, EmbedOptions, OnnxEmbedder, Pair, Scorer, Tokenization};
 use codecal::table::{Format, Table};
 use codecal::thresholds::file::{OperatingPointName, read_threshold};
@@ -630,39 +630,25 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
             codecal::retrieve::rank_bm25(&pool, &queries, same_file, args.k, args.exclude)
         }
         RetrieveMode::Tantivy => {
-            let fingerprint = pool_fingerprint(&args.pool)?;
+            let fingerprint = codecal::retrieve::index::pool_fingerprint(&args.pool)
+                .with_context(|| format!("{}: cannot read", args.pool.display()))?;
             let dir = match &args.index {
                 Some(dir) => dir.clone(),
-                None => default_index_dir(&args.pool, &fingerprint)?,
+                None => codecal::retrieve::index::default_index_dir(
+                    ModelHome::from_env()?.root(),
+                    &args.pool,
+                    &fingerprint,
+                ),
             };
             codecal::retrieve::tantivy(&pool, &queries, &dir, &fingerprint, args.k, args.exclude)?
         }
     };
-    let mut out = String::new();
-    for (query, hits) in queries.iter().zip(&hits) {
-        let shots: Vec<Shot> = hits
-            .iter()
-            .map(|h| Shot {
-                code: &pool[h.pool_index].code,
-                reference: &pool[h.pool_index].reference,
-            })
-            .collect();
-        let prompt = codecal::prompt::build(
-            &template,
-            args.prompt_style,
-            &shots,
-            &query.code,
-            args.max_prompt_tokens,
-        );
-        let exemplars: Vec<serde_json::Value> = hits
-            .iter()
-            .map(|h| serde_json::json!({ "id": pool[h.pool_index].id, "score": h.score }))
-            .collect();
-        let line =
-            serde_json::json!({ "query_id": query.id, "exemplars": exemplars, "prompt": prompt });
-        out += &line.to_string();
-        out.push('\n');
-    }
+    let prompts = PromptOptions {
+        template: &template,
+        style: args.prompt_style,
+        budget: args.max_prompt_tokens,
+    };
+    let out = codecal::retrieve::prompts_jsonl(&pool, &queries, &hits, &prompts);
     codecal::artifact::write_atomic(&args.out, out.as_bytes())?;
     eprintln!(
         "codecal: {} queries, pool of {}, {} exemplars each, written to {}",
@@ -672,38 +658,6 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
         args.out.display()
     );
     Ok(())
-}
-
-/// What identifies a pool file's contents for index reuse: path, size, modification time.
-fn pool_fingerprint(path: &std::path::Path) -> anyhow::Result<String> {
-    let meta =
-        std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let canonical = std::fs::canonicalize(path)?;
-    Ok(format!(
-        "{} {} {modified}\n",
-        canonical.display(),
-        meta.len()
-    ))
-}
-
-/// CODECAL_HOME/indexes/<file name>-<hash of the fingerprint>.
-fn default_index_dir(pool: &std::path::Path, fingerprint: &str) -> anyhow::Result<PathBuf> {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    fingerprint.hash(&mut hasher);
-    let name = pool
-        .file_name()
-        .map_or("pool".into(), |n| n.to_string_lossy().into_owned());
-    let home = ModelHome::from_env()?;
-    Ok(home
-        .root()
-        .join("indexes")
-        .join(format!("{name}-{:016x}", hasher.finish())))
 }
 
 /// Records of a CodeXGLUE file, deduplicated by id; what was skipped goes to stderr.

@@ -34,6 +34,35 @@ pub enum IndexError {
     Tantivy { path: PathBuf, message: String },
 }
 
+/// What identifies a pool file's contents for index reuse: its canonical path,
+/// size and modification time.
+pub fn pool_fingerprint(path: &Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let canonical = std::fs::canonicalize(path)?;
+    Ok(format!(
+        "{} {} {modified}\n",
+        canonical.display(),
+        meta.len()
+    ))
+}
+
+/// `<home>/indexes/<pool file name>-<hash of the fingerprint>`.
+pub fn default_index_dir(home: &Path, pool: &Path, fingerprint: &str) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    fingerprint.hash(&mut hasher);
+    let name = pool
+        .file_name()
+        .map_or("pool".into(), |n| n.to_string_lossy().into_owned());
+    home.join("indexes")
+        .join(format!("{name}-{:016x}", hasher.finish()))
+}
+
 /// Words of `code` for indexing and querying (see the module doc).
 pub fn code_tokens(code: &str) -> Vec<String> {
     let mut tokens = Vec::new();

@@ -15,6 +15,7 @@ pub use bm25::{Bm25Okapi, Bm25Params};
 pub use index::{CodeIndex, IndexError, code_tokens};
 
 use crate::corpus::Record;
+use crate::prompt::{PromptStyle, Shot, Template};
 
 /// Which pool records a query may not get as exemplars, beyond itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -94,4 +95,50 @@ pub fn tantivy(
                 })
         })
         .collect()
+}
+
+/// How each query's prompt is built from its exemplars.
+pub struct PromptOptions<'a> {
+    pub template: &'a Template,
+    pub style: PromptStyle,
+    /// Estimated-token budget (see `prompt::build`).
+    pub budget: Option<usize>,
+}
+
+/// One JSON line per query: `{"query_id", "exemplars": [{"id", "score"}], "prompt"}`,
+/// exemplars best first.
+pub fn prompts_jsonl(
+    pool: &[Record],
+    queries: &[Record],
+    hits: &[Vec<Hit>],
+    options: &PromptOptions,
+) -> String {
+    let mut out = String::new();
+    for (query, hits) in queries.iter().zip(hits) {
+        let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
+        let shots: Vec<Shot> = exemplars
+            .iter()
+            .map(|r| Shot {
+                code: &r.code,
+                reference: &r.reference,
+            })
+            .collect();
+        let prompt = crate::prompt::build(
+            options.template,
+            options.style,
+            &shots,
+            &query.code,
+            options.budget,
+        );
+        let listed: Vec<serde_json::Value> = exemplars
+            .iter()
+            .zip(hits)
+            .map(|(r, h)| serde_json::json!({ "id": r.id, "score": h.score }))
+            .collect();
+        let line =
+            serde_json::json!({ "query_id": query.id, "exemplars": listed, "prompt": prompt });
+        out += &line.to_string();
+        out.push('\n');
+    }
+    out
 }
