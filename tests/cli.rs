@@ -140,36 +140,22 @@ fn bad_score_is_named() {
 
 #[test]
 fn bad_jsonl_line_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
+    command_fails_with(
         "in.jsonl",
         "{\"confidence\": 0.5, \"correct\": 1}\n{oops\n",
-    );
-    let out = codecal(&["calibrate", "in.jsonl"], dir.path());
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("in.jsonl:2: not valid JSON"),
-        "{}",
-        stderr(&out)
+        &["calibrate", "in.jsonl"],
+        "in.jsonl:2: not valid JSON",
     );
 }
 
 #[test]
 fn unknown_extension_asks_for_format() {
-    fails_with_file(
+    command_fails_with(
         "in.txt",
         "confidence,correct\n0.5,1\n",
+        &["calibrate", "in.txt"],
         "pass --format csv|jsonl",
     );
-}
-
-fn fails_with_file(name: &str, text: &str, message: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), name, text);
-    let out = codecal(&["calibrate", name], dir.path());
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains(message), "{}", stderr(&out));
 }
 
 #[test]
@@ -376,14 +362,11 @@ fn every_subcommand_flag_is_documented_in_help() {
 
 #[test]
 fn score_missing_column_is_named_before_any_model_loads() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "pairs.csv", "id,reference,summary\n1,a,b\n");
-    let out = codecal(&["score", "pairs.csv"], dir.path());
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("pairs.csv: no column 'candidate' (columns: id, reference, summary)"),
-        "{}",
-        stderr(&out)
+    command_fails_with(
+        "pairs.csv",
+        "id,reference,summary\n1,a,b\n",
+        &["score", "pairs.csv"],
+        "pairs.csv: no column 'candidate' (columns: id, reference, summary)",
     );
 }
 
