@@ -527,27 +527,12 @@ fn run_thresholds(args: ThresholdsArgs) -> anyhow::Result<()> {
             &args.cosine_column,
         )?
     };
-    for wanted in &args.metric {
-        anyhow::ensure!(
-            values.iter().any(|(name, _)| name == wanted),
-            "--metric {wanted}: no such metric (have: {})",
-            values
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
     let options = ThresholdOptions {
         search: args.grid.map_or(Search::Exact, Search::Grid),
         bootstrap: args.bootstrap,
         seed: args.seed,
     };
-    let derived = values
-        .iter()
-        .filter(|(name, _)| args.metric.is_empty() || args.metric.contains(name))
-        .map(|(name, scores)| thresholds::derive(name, scores, &labels, &options))
-        .collect::<Result<Vec<_>, _>>()?;
+    let derived = thresholds::derive_selected(&values, &args.metric, &labels, &options)?;
     if let Some(dir) = &args.out {
         write_thresholds_dir(dir, &derived, &args)?;
     }

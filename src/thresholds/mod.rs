@@ -130,6 +130,29 @@ pub enum ThresholdError {
     NotFinite { metric: String },
     #[error("--grid must be in (0, 1], got {0}")]
     Grid(f64),
+    #[error("--metric {name}: no such metric (have: {available})")]
+    UnknownMetric { name: String, available: String },
+}
+
+/// [`derive`] for each metric in `values` that `wanted` names (all when empty).
+pub fn derive_selected(
+    values: &[(String, Vec<f64>)],
+    wanted: &[String],
+    labels: &[bool],
+    options: &ThresholdOptions,
+) -> Result<Vec<MetricThresholds>, ThresholdError> {
+    if let Some(name) = wanted.iter().find(|w| values.iter().all(|(n, _)| n != *w)) {
+        let available: Vec<&str> = values.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(ThresholdError::UnknownMetric {
+            name: name.clone(),
+            available: available.join(", "),
+        });
+    }
+    values
+        .iter()
+        .filter(|(name, _)| wanted.is_empty() || wanted.contains(name))
+        .map(|(name, scores)| derive(name, scores, labels, options))
+        .collect()
 }
 
 /// The target a high-precision or high-recall point must exceed, then its fallback.
@@ -412,6 +435,21 @@ mod tests {
         let hp = m.high_precision.unwrap();
         assert_eq!(hp.floor, Some(0.8));
         assert!(hp.precision > 0.8 && hp.precision <= 0.9);
+    }
+
+    #[test]
+    fn unknown_metric_names_the_ones_there_are() {
+        let values = vec![("bleu1".to_owned(), vec![0.1, 0.9])];
+        let err = derive_selected(&values, &["rouge9".into()], &[false, true], &EXACT).unwrap_err();
+        assert_eq!(
+            err,
+            ThresholdError::UnknownMetric {
+                name: "rouge9".into(),
+                available: "bleu1".into()
+            }
+        );
+        let all = derive_selected(&values, &[], &[false, true], &EXACT).unwrap();
+        assert_eq!(all.len(), 1);
     }
 
     #[test]
