@@ -3,22 +3,16 @@
 //! Rows with source = baseline hold the generated summary in `text` and the
 //! reference in `text.1` (see that folder's SOURCE.md).
 
-use std::path::Path;
+mod common;
 
 use codecal::score::{Tokenization, lexical_scores};
 use codecal::table::Table;
 
 #[test]
 fn bleu1_equals_haque_b1_for_every_function() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/haque2022-similarity/final_megafile.csv");
-    if !path.is_file() {
-        eprintln!(
-            "SKIPPED: {} is not there (the shared data sits beside the repo)",
-            path.display()
-        );
+    let Some(path) = common::shared_data("haque2022-similarity/final_megafile.csv") else {
         return;
-    }
+    };
     let table = Table::read(&path, None).unwrap();
     let columns =
         ["source", "function_id", "text", "text.1", "b1"].map(|c| table.column(c).unwrap());

@@ -1,7 +1,7 @@
 //! No prompt may show the model its own query's reference: the shared Python
 //! sample's code fields still hold their docstrings, which `corpus` removes.
 
-use std::path::Path;
+mod common;
 
 use codecal::corpus::read_codexglue;
 use codecal::prompt::{Prompt, PromptStyle, Shot, Template, build};
@@ -9,15 +9,9 @@ use codecal::retrieve::{Exclude, rank_bm25};
 
 #[test]
 fn no_prompt_contains_its_own_querys_reference() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/fewshot-codexglue/Python/test.jsonl");
-    if !path.is_file() {
-        eprintln!(
-            "SKIPPED: {} is not there (shared data sits beside the repo)",
-            path.display()
-        );
+    let Some(path) = common::shared_data("fewshot-codexglue/Python/test.jsonl") else {
         return;
-    }
+    };
     let (records, _) = read_codexglue(&path, true).unwrap();
     let raw: Vec<serde_json::Value> = std::fs::read_to_string(&path)
         .unwrap()

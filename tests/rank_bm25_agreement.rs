@@ -3,6 +3,8 @@
 //! the pool being every other record. The expected positions come from
 //! tests/rank_bm25_expected.py (rank_bm25 0.2.2) in tests/fixtures/rank_bm25_java_top3.txt.
 
+mod common;
+
 use std::path::Path;
 
 use codecal::corpus::{dedupe, read_codexglue};
@@ -12,15 +14,10 @@ const FOLDERS: [&str; 5] = ["Java", "wildfly", "orientdb", "jain-slee", "geopack
 
 #[test]
 fn top3_agrees_with_rank_bm25_on_the_java_sample() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let data = root.join("../shared/data/fewshot-codexglue");
-    if !data.is_dir() {
-        eprintln!(
-            "SKIPPED: {} is not there (shared data sits beside the repo)",
-            data.display()
-        );
+    let Some(data) = common::shared_data("fewshot-codexglue") else {
         return;
-    }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut records = Vec::new();
     for folder in FOLDERS {
         let (mut read, _) = read_codexglue(&data.join(folder).join("test.jsonl"), true).unwrap();

@@ -14,16 +14,7 @@ fn root() -> &'static Path {
 
 /// The ratings file, or None (with the reason printed) where shared data is absent.
 fn ratings() -> Option<PathBuf> {
-    let path = root().join("../shared/data/haque2022-similarity/final_megafile.csv");
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is not there (shared data sits beside the repo)",
-            path.display()
-        );
-        None
-    }
+    common::shared_data("haque2022-similarity/final_megafile.csv")
 }
 
 fn thresholds_json(args: &[&str]) -> Vec<Value> {

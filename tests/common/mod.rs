@@ -1,8 +1,29 @@
-//! What the integration tests share: the real model, or a printed reason to skip.
+//! What the integration tests share: the real model and the shared research
+//! data, or a printed reason to skip.
 
+// Each test binary compiles this module and uses only part of it.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use codecal::models::{MiniLmFiles, ModelHome};
+
+/// `../shared/data/<relative>` beside the repository, or `None` (with the
+/// reason printed) where the shared data is absent.
+pub fn shared_data(relative: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    eprintln!(
+        "SKIPPED: {} is not there (shared data sits beside the repo)",
+        path.display()
+    );
+    None
+}
 
 /// The installed all-MiniLM-L6-v2, set up on first use (once per test binary).
 /// Where the set-up cannot run, prints why and returns `None`; with
