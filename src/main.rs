@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod commands;
+
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -45,8 +47,13 @@ enum Command {
     Corpus(CorpusCommand),
     /// Retrieve BM25 few-shot exemplars for each query and build its prompt.
     Retrieve(RetrieveArgs),
-    /// Install the models codecal uses (all-MiniLM-L6-v2 and ONNX Runtime) into
-    /// CODECAL_HOME (default ~/.cache/codecal). Other subcommands do it on first use.
+    /// Generate with a language model (local SmolLM2 or an OpenAI-compatible
+    /// server), with token log-probabilities and confidence measures; every
+    /// answer is cached, so a rerun or a resumed run asks for nothing twice.
+    Generate(commands::generate::GenerateArgs),
+    /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
+    /// SmolLM2-135M-Instruct) into CODECAL_HOME (default ~/.cache/codecal).
+    /// Other subcommands do it on first use.
     Setup,
 }
 
@@ -312,7 +319,7 @@ struct RetrieveArgs {
     /// Make a malformed input line an error instead of skipping it.
     #[arg(long)]
     strict: bool,
-    /// Output JSONL, one line per query: query_id, exemplars (id, score), prompt.
+    /// Output JSONL, one line per query: id, reference, exemplars (id, score), prompt.
     #[arg(long)]
     out: PathBuf,
 }
@@ -344,11 +351,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Retrieve(args) => run_retrieve(args),
         Command::Corpus(CorpusCommand::Mine(args)) => run_mine(args),
         Command::Corpus(CorpusCommand::Sample(args)) => run_sample(args),
+        Command::Generate(args) => commands::generate::run(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
             let files = home.ensure_minilm()?;
             println!("all-MiniLM-L6-v2: {}", files.onnx.display());
             println!("ONNX Runtime: {}", files.onnxruntime.display());
+            println!(
+                "SmolLM2-135M-Instruct: {}",
+                home.ensure_smollm2()?.display()
+            );
             Ok(())
         }
     }

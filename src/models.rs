@@ -83,12 +83,33 @@ impl ModelHome {
         if let Some(files) = self.minilm() {
             return Ok(files);
         }
+        self.run_setup("minilm", "all-MiniLM-L6-v2 and ONNX Runtime")?;
+        self.minilm().ok_or(SetupError::Failed { code: Some(0) })
+    }
+
+    /// The SmolLM2-135M-Instruct GGUF if the set-up has finished.
+    pub fn smollm2(&self) -> Option<PathBuf> {
+        let dir = self.root.join("models/smollm2-135m-instruct");
+        let gguf = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
+        (dir.join("MANIFEST.json").is_file() && gguf.is_file()).then_some(gguf)
+    }
+
+    /// The SmolLM2 GGUF, running the set-up first when it is missing.
+    pub fn ensure_smollm2(&self) -> Result<PathBuf, SetupError> {
+        if let Some(path) = self.smollm2() {
+            return Ok(path);
+        }
+        self.run_setup("smollm2", "SmolLM2-135M-Instruct")?;
+        self.smollm2().ok_or(SetupError::Failed { code: Some(0) })
+    }
+
+    /// Runs the embedded set-up script for one component (or `all`).
+    pub fn run_setup(&self, component: &str, what: &str) -> Result<(), SetupError> {
         let setup_dir = self.root.join("setup");
-        let io = |path: &Path| {
-            let path = path.to_owned();
-            move |source| SetupError::Io { path, source }
-        };
-        std::fs::create_dir_all(&setup_dir).map_err(io(&setup_dir))?;
+        std::fs::create_dir_all(&setup_dir).map_err(|source| SetupError::Io {
+            path: setup_dir.clone(),
+            source,
+        })?;
         let script = setup_dir.join("setup_models.py");
         for (name, text) in [
             ("setup_models.py", SETUP_SCRIPT),
@@ -101,12 +122,13 @@ impl ModelHome {
             })?;
         }
         eprintln!(
-            "codecal: installing all-MiniLM-L6-v2 and ONNX Runtime into {} (first use)",
+            "codecal: installing {what} into {} (first use)",
             self.root.display()
         );
         let status = Command::new("python3")
             .arg(&script)
             .arg(&self.root)
+            .arg(component)
             .status()
             .map_err(SetupError::NoPython)?;
         if !status.success() {
@@ -114,6 +136,6 @@ impl ModelHome {
                 code: status.code(),
             });
         }
-        self.minilm().ok_or(SetupError::Failed { code: Some(0) })
+        Ok(())
     }
 }

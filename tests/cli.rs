@@ -551,7 +551,7 @@ fn retrieve_writes_exemplars_and_a_prompt_per_query() {
             .collect();
         assert_eq!(ids.len(), 2);
         assert!(
-            !ids.contains(&line["query_id"].as_str().unwrap()),
+            !ids.contains(&line["id"].as_str().unwrap()),
             "the query is never its own exemplar"
         );
     }
@@ -641,7 +641,7 @@ fn retrieve_tantivy_mode_builds_and_reuses_its_index() {
     assert!(dir.path().join("idx/codecal-pool.txt").is_file());
     let text = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(first["query_id"], "u1");
+    assert_eq!(first["id"], "u1");
     assert_eq!(
         first["exemplars"][0]["id"], "u3",
         "same repository excluded, sizeOf shares 'size'"

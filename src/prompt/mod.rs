@@ -7,7 +7,7 @@
 //! either one completion string or chat messages. Which exemplars to show is
 //! `retrieve`'s business; sending the prompt is `generate`'s.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The seed's template; `[exemplar]` and `[query]` open the two blocks.
 pub const SEED_TEMPLATE: &str = "[exemplar]
@@ -90,14 +90,23 @@ pub enum PromptStyle {
 }
 
 /// One chat message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
-    pub role: &'static str,
+    pub role: String,
     pub content: String,
 }
 
+impl Message {
+    pub fn new(role: &str, content: impl Into<String>) -> Message {
+        Message {
+            role: role.to_owned(),
+            content: content.into(),
+        }
+    }
+}
+
 /// A finished prompt.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Prompt {
     Completion(String),
@@ -158,19 +167,10 @@ pub fn build(
             };
             let mut messages = Vec::new();
             for (shot, code) in shots.iter().zip(&codes) {
-                messages.push(Message {
-                    role: "user",
-                    content: question(code),
-                });
-                messages.push(Message {
-                    role: "assistant",
-                    content: shot.reference.to_owned(),
-                });
+                messages.push(Message::new("user", question(code)));
+                messages.push(Message::new("assistant", shot.reference));
             }
-            messages.push(Message {
-                role: "user",
-                content: fill_query(&query),
-            });
+            messages.push(Message::new("user", fill_query(&query)));
             Prompt::Chat(messages)
         }
     }
@@ -263,7 +263,7 @@ mod tests {
             "int size() { return n; }\nWrite down the original comment written by the developer.\nComment:"
         );
         assert_eq!(
-            (messages[1].role, messages[1].content.as_str()),
+            (messages[1].role.as_str(), messages[1].content.as_str()),
             ("assistant", "Returns the size .")
         );
         assert!(messages[4].content.starts_with("q()\n"));

@@ -105,7 +105,7 @@ pub struct PromptOptions<'a> {
     pub budget: Option<usize>,
 }
 
-/// One JSON line per query: `{"query_id", "exemplars": [{"id", "score"}], "prompt"}`,
+/// One JSON line per query: `{"id", "reference", "code", "exemplars": [{"id", "score"}], "prompt"}`,
 /// exemplars best first.
 pub fn prompts_jsonl(
     pool: &[Record],
@@ -135,8 +135,13 @@ pub fn prompts_jsonl(
             .zip(hits)
             .map(|(r, h)| serde_json::json!({ "id": r.id, "score": h.score }))
             .collect();
-        let line =
-            serde_json::json!({ "query_id": query.id, "exemplars": listed, "prompt": prompt });
+        let line = serde_json::json!({
+            "id": query.id,
+            "reference": query.reference,
+            "code": query.code,
+            "exemplars": listed,
+            "prompt": prompt,
+        });
         out += &line.to_string();
         out.push('\n');
     }

@@ -1,0 +1,207 @@
+//! `codecal generate`: answer a prompts file with a backend, through the
+//! response cache, and write one JSON line per prompt.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use codecal::confidence::reflective::{Measure, Templates};
+use codecal::generate::batch::read_prompts;
+use codecal::generate::cache::Cache;
+use codecal::generate::openai::{OpenAiBackend, OpenAiConfig};
+use codecal::generate::stage::{self, StageOptions};
+use codecal::generate::{Backend, Params};
+use codecal::models::ModelHome;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// SmolLM2-135M-Instruct on this machine (installed on first use).
+    Local,
+    /// An OpenAI-compatible HTTP server.
+    Openai,
+}
+
+#[derive(Args)]
+pub struct GenerateArgs {
+    /// JSONL with `id` and `prompt` on each line (what `codecal retrieve` writes).
+    #[arg(long)]
+    prompts: PathBuf,
+    /// Output JSONL, one line per prompt, in the prompts' order.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, value_enum, default_value_t = BackendKind::Local)]
+    backend: BackendKind,
+    /// The model's name (required for openai; a label for local).
+    #[arg(long)]
+    model: Option<String>,
+    /// The server's base URL up to the API version, e.g. http://127.0.0.1:8000/v1 (openai).
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Name of the environment variable that holds the API key (openai).
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Requests in flight at once (openai).
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// Seconds allowed for one request (openai).
+    #[arg(long, default_value_t = 120.0)]
+    timeout: f64,
+    /// Retries of a request after timeouts, dropped connections, 429 and 5xx (openai).
+    #[arg(long, default_value_t = 6)]
+    max_retries: usize,
+    /// The first retry's backoff in milliseconds; it doubles each time, up to 60 s (openai).
+    #[arg(long, default_value_t = 1000)]
+    retry_base_ms: u64,
+    /// Accept responses without log-probabilities (their intrinsic measures are empty).
+    #[arg(long)]
+    allow_missing_logprobs: bool,
+    #[arg(long, default_value_t = 100)]
+    max_tokens: usize,
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f64,
+    /// Stop strings, with \n and \t escapes; default a newline, as in the seed.
+    #[arg(long = "stop", default_values_t = ["\\n".to_owned()])]
+    stop: Vec<String>,
+    /// Generate until the end token or --max-tokens, with no stop string.
+    #[arg(long, conflicts_with = "stop")]
+    no_stop: bool,
+    /// Alternatives reported at each position.
+    #[arg(long, default_value_t = 5)]
+    top_logprobs: usize,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also compute each intrinsic measure over the first K tokens.
+    #[arg(long)]
+    first_k: Option<usize>,
+    /// Reflective measures to ask for (repeatable).
+    #[arg(long = "reflective", value_enum)]
+    reflective: Vec<Measure>,
+    /// A directory whose <measure>.txt files replace the built-in reflective templates.
+    #[arg(long)]
+    template_dir: Option<PathBuf>,
+    /// How the local model keeps its weights: f32 (fast on a CPU) or quantized
+    /// (Q4_1 kernels, llama.cpp's arithmetic). Part of the model's cache name.
+    #[cfg(feature = "local")]
+    #[arg(long, value_enum, default_value_t)]
+    lm_weights: codecal::generate::local::Weights,
+    /// The response cache (SQLite); default CODECAL_HOME/generations.sqlite.
+    #[arg(long)]
+    cache: Option<PathBuf>,
+}
+
+pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
+    let rows = read_prompts(&args.prompts)?;
+    let templates = Templates::load(args.template_dir.as_deref())?;
+    let home = ModelHome::from_env()?;
+    let cache_path = args
+        .cache
+        .clone()
+        .unwrap_or_else(|| home.root().join("generations.sqlite"));
+    let cache = Cache::open(&cache_path)?;
+    let backend = backend(&args, &home)?;
+    let options = StageOptions {
+        params: params(&args),
+        first_k: args.first_k,
+        reflective: args.reflective.clone(),
+        templates: &templates,
+    };
+    let steps = rows.len() * (1 + usize::from(!options.reflective.is_empty()));
+    let bar = progress_bar(steps as u64, "generate");
+    let start = Instant::now();
+    let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    let cached = out.iter().filter(|r| r["cached"] == true).count();
+    let mut text = String::new();
+    for row in &out {
+        text += &row.to_string();
+        text.push('\n');
+    }
+    codecal::artifact::write_atomic(&args.out, text.as_bytes())?;
+    eprintln!(
+        "codecal: {} prompts ({} from the cache) in {:.1} s -> {}",
+        out.len(),
+        cached,
+        start.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn params(args: &GenerateArgs) -> Params {
+    let unescape = |s: &String| s.replace("\\n", "\n").replace("\\t", "\t");
+    Params {
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        stop: if args.no_stop {
+            Vec::new()
+        } else {
+            args.stop.iter().map(unescape).collect()
+        },
+        top_logprobs: args.top_logprobs,
+        seed: args.seed,
+    }
+}
+
+fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
+    match args.backend {
+        BackendKind::Openai => {
+            let base_url = args
+                .base_url
+                .as_deref()
+                .context("--backend openai needs --base-url")?;
+            let model = args
+                .model
+                .as_deref()
+                .context("--backend openai needs --model")?;
+            let mut config = OpenAiConfig::new(base_url, model);
+            config.api_key_env = args.api_key_env.clone();
+            config.concurrency = args.concurrency;
+            config.timeout = Duration::from_secs_f64(args.timeout.max(0.001));
+            config.max_retries = args.max_retries;
+            config.retry_base = Duration::from_millis(args.retry_base_ms);
+            config.require_logprobs = !args.allow_missing_logprobs;
+            Ok(Box::new(OpenAiBackend::new(config)?))
+        }
+        BackendKind::Local => local_backend(args, home),
+    }
+}
+
+#[cfg(feature = "local")]
+fn local_backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
+    use codecal::generate::local::{LocalBackend, Weights};
+    let gguf = home.ensure_smollm2()?;
+    let name = args
+        .model
+        .as_deref()
+        .unwrap_or("SmolLM2-135M-Instruct-Q4_1");
+    let weights = match args.lm_weights {
+        Weights::F32 => "f32",
+        Weights::Quantized => "quantized",
+    };
+    Ok(Box::new(LocalBackend::load(
+        &gguf,
+        &format!("{name}@{weights}"),
+        &candle_core::Device::Cpu,
+        args.lm_weights,
+    )?))
+}
+
+#[cfg(not(feature = "local"))]
+fn local_backend(_: &GenerateArgs, _: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
+    anyhow::bail!("this codecal was built without the `local` feature; use --backend openai")
+}
+
+/// A bar with count, rate and ETA on stderr (hidden when stderr is not a terminal).
+pub fn progress_bar(len: u64, stage: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len);
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix:>10} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}",
+    )
+    .expect("a valid template")
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(stage.to_owned());
+    bar
+}

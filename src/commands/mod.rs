@@ -1,0 +1,3 @@
+//! Subcommands whose flags and glue are long enough to live apart from `main.rs`.
+
+pub mod generate;

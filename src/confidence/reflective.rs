@@ -1,0 +1,410 @@
+//! Reflective confidence: ask the model about an answer, and read a number
+//! from its reply.
+//!
+//! Each measure is a prompt template (a file users can edit; the built-in
+//! ones are in `templates/reflective/`) and a parser. Some templates continue
+//! the original conversation ("follow-up": the answer is shown as the
+//! model's own turn); others open a fresh context that shows the code and the
+//! answer ("fresh": `{code}` and `{answer}` are filled in). Every result
+//! records the sha256 of the template that produced it. Requests go through
+//! the response cache like any other generation.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::generate::batch::{AskError, ask};
+use crate::generate::cache::Cache;
+use crate::generate::{Backend, Params, Token};
+use crate::prompt::{Message, Prompt};
+
+/// A reflective measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Measure {
+    /// Seed 000's "Ask True/False": P(True) from the first two tokens' top log-probs.
+    AskTrue,
+    /// Verbalized 1-4 similarity (Haque et al.'s scale), zero-shot; confidence (r-1)/3.
+    #[value(name = "verbalized-1-4")]
+    Verbalized14,
+    /// The same with rated examples in the prompt.
+    #[value(name = "verbalized-1-4-fewshot")]
+    Verbalized14Fewshot,
+    /// Seed 000's verbalized probability, asked as a follow-up.
+    VerbalizedProbability,
+    /// "Open the Oyster" intrinsic: answer and confidence in one reply.
+    OysterIntrinsic,
+    /// "Open the Oyster" reassess: told the answer may be wrong, asked again.
+    OysterReassess,
+    /// "Open the Oyster" reflective: a fresh context judges the answer.
+    OysterReflective,
+}
+
+/// Whether a template continues the conversation or starts a new one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Context {
+    FollowUp,
+    Fresh,
+}
+
+impl Measure {
+    pub const ALL: [Measure; 7] = [
+        Measure::AskTrue,
+        Measure::Verbalized14,
+        Measure::Verbalized14Fewshot,
+        Measure::VerbalizedProbability,
+        Measure::OysterIntrinsic,
+        Measure::OysterReassess,
+        Measure::OysterReflective,
+    ];
+
+    /// The template's file name without `.txt`, and the measure's output name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::AskTrue => "ask-true",
+            Measure::Verbalized14 => "verbalized-1-4",
+            Measure::Verbalized14Fewshot => "verbalized-1-4-fewshot",
+            Measure::VerbalizedProbability => "verbalized-probability",
+            Measure::OysterIntrinsic => "oyster-intrinsic",
+            Measure::OysterReassess => "oyster-reassess",
+            Measure::OysterReflective => "oyster-reflective",
+        }
+    }
+
+    fn builtin_template(self) -> &'static str {
+        match self {
+            Measure::AskTrue => include_str!("../../templates/reflective/ask-true.txt"),
+            Measure::Verbalized14 => include_str!("../../templates/reflective/verbalized-1-4.txt"),
+            Measure::Verbalized14Fewshot => {
+                include_str!("../../templates/reflective/verbalized-1-4-fewshot.txt")
+            }
+            Measure::VerbalizedProbability => {
+                include_str!("../../templates/reflective/verbalized-probability.txt")
+            }
+            Measure::OysterIntrinsic => {
+                include_str!("../../templates/reflective/oyster-intrinsic.txt")
+            }
+            Measure::OysterReassess => {
+                include_str!("../../templates/reflective/oyster-reassess.txt")
+            }
+            Measure::OysterReflective => {
+                include_str!("../../templates/reflective/oyster-reflective.txt")
+            }
+        }
+    }
+
+    fn context(self) -> Context {
+        match self {
+            Measure::VerbalizedProbability | Measure::OysterReassess => Context::FollowUp,
+            _ => Context::Fresh,
+        }
+    }
+
+    /// Decoding for the question: short replies, and for Ask True/False the
+    /// top alternatives of the first two tokens.
+    fn params(self, base: &Params) -> Params {
+        let (max_tokens, stop) = match self {
+            Measure::AskTrue => (2, Vec::new()),
+            Measure::OysterIntrinsic => (120, Vec::new()),
+            _ => (12, vec!["\n".to_owned()]),
+        };
+        Params {
+            max_tokens,
+            stop,
+            top_logprobs: base.top_logprobs.max(5),
+            ..base.clone()
+        }
+    }
+}
+
+/// The templates in use, each with its sha256.
+#[derive(Clone, Debug)]
+pub struct Templates {
+    texts: BTreeMap<Measure, (String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: a fresh-context template needs {{code}} and {{answer}}")]
+    Placeholders { path: PathBuf },
+}
+
+impl Templates {
+    /// The built-in templates, each replaced by `DIR/<name>.txt` where `dir` has one.
+    pub fn load(dir: Option<&Path>) -> Result<Templates, TemplateError> {
+        let mut texts = BTreeMap::new();
+        for measure in Measure::ALL {
+            let file = dir.map(|d| d.join(format!("{}.txt", measure.name())));
+            let text = match file.as_ref().filter(|f| f.is_file()) {
+                Some(path) => {
+                    let text =
+                        std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    let fresh = measure.context() == Context::Fresh;
+                    if fresh
+                        && !(text.contains("{code}") && text.contains("{answer}"))
+                        && measure != Measure::OysterIntrinsic
+                    {
+                        return Err(TemplateError::Placeholders { path: path.clone() });
+                    }
+                    text
+                }
+                None => measure.builtin_template().to_owned(),
+            };
+            // The file's final newline is not part of the prompt.
+            let text = text.strip_suffix('\n').unwrap_or(&text).to_owned();
+            let hash = hex_sha256(text.as_bytes());
+            texts.insert(measure, (text, hash));
+        }
+        Ok(Templates { texts })
+    }
+
+    fn get(&self, measure: Measure) -> (&str, &str) {
+        let (text, hash) = &self.texts[&measure];
+        (text, hash)
+    }
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What a measure is about: the original prompt, the query's code and the answer.
+pub struct Subject<'a> {
+    pub prompt: &'a Prompt,
+    pub code: Option<&'a str>,
+    pub answer: &'a str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectiveError {
+    #[error("{measure} needs the query's code, and the prompt line has no \"code\" key")]
+    NoCode { measure: &'static str },
+    #[error(transparent)]
+    Ask(#[from] AskError),
+}
+
+/// The question a measure asks about `subject`.
+fn question(
+    measure: Measure,
+    template: &str,
+    subject: &Subject,
+) -> Result<Prompt, ReflectiveError> {
+    if measure.context() == Context::FollowUp {
+        return Ok(match subject.prompt {
+            Prompt::Completion(text) => {
+                Prompt::Completion(format!("{text}{}{template}", subject.answer))
+            }
+            Prompt::Chat(messages) => {
+                let mut messages = messages.clone();
+                messages.push(Message::new("assistant", subject.answer));
+                messages.push(Message::new("user", template.trim_start()));
+                Prompt::Chat(messages)
+            }
+        });
+    }
+    let code = subject.code.ok_or(ReflectiveError::NoCode {
+        measure: measure.name(),
+    })?;
+    let text = template
+        .replace("{code}", code)
+        .replace("{answer}", subject.answer.trim());
+    Ok(match subject.prompt {
+        Prompt::Completion(_) => Prompt::Completion(text),
+        Prompt::Chat(_) => Prompt::Chat(vec![Message::new("user", text)]),
+    })
+}
+
+/// Asks `measure` about `subject` and returns its result as JSON:
+/// `confidence` (in [0, 1], or null when the reply had none), `reply`,
+/// `template_sha256`, and the measure's own fields.
+pub fn measure(
+    measure: Measure,
+    templates: &Templates,
+    backend: &dyn Backend,
+    cache: &Cache,
+    subject: &Subject,
+    base: &Params,
+) -> Result<Value, ReflectiveError> {
+    let (template, hash) = templates.get(measure);
+    let prompt = question(measure, template, subject)?;
+    let params = measure.params(base);
+    let first = ask(backend, cache, &prompt, &params)?.generation;
+    let mut out = json!({ "reply": first.text, "template_sha256": hash });
+    match measure {
+        Measure::AskTrue => {
+            let (p_true, normalized) = match p_true(&first.tokens) {
+                Some((p, n)) => (Some(p), Some(n)),
+                None => (None, None),
+            };
+            out["confidence"] = json!(p_true);
+            out["p_true_normalized"] = json!(normalized);
+        }
+        Measure::Verbalized14 | Measure::Verbalized14Fewshot => {
+            let rating = parse_rating(&first.text);
+            out["rating"] = json!(rating);
+            out["confidence"] = json!(rating.map(|r| f64::from(r - 1) / 3.0));
+        }
+        Measure::OysterIntrinsic => {
+            let (answer, rest) = first.text.split_once('\n').unwrap_or((&first.text, ""));
+            out["answer"] = json!(answer.trim());
+            out["confidence"] = json!(parse_probability(rest));
+        }
+        Measure::VerbalizedProbability | Measure::OysterReassess | Measure::OysterReflective => {
+            let mut reply = first.text.clone();
+            let mut attempts = 1;
+            let mut value = parse_probability(&reply);
+            // Seed 000: up to three more tries at temperature 1, then 0.5, recorded.
+            while value.is_none() && attempts < 4 {
+                let hot = Params {
+                    temperature: 1.0,
+                    seed: base.seed + attempts as u64,
+                    ..params.clone()
+                };
+                reply = ask(backend, cache, &prompt, &hot)?.generation.text;
+                value = parse_probability(&reply);
+                attempts += 1;
+            }
+            out["reply"] = json!(reply);
+            out["attempts"] = json!(attempts);
+            out["fallback"] = json!(value.is_none());
+            out["confidence"] = json!(value.unwrap_or(0.5));
+        }
+    }
+    Ok(out)
+}
+
+/// P(True) and P(True)/(P(True)+P(False)) from the first of the first two
+/// generated positions whose top alternatives mention True or False
+/// (case-insensitive, surrounding spaces ignored). None when neither does.
+pub fn p_true(tokens: &[Token]) -> Option<(f64, f64)> {
+    tokens.iter().take(2).find_map(|token| {
+        let mass = |word: &str| -> f64 {
+            token
+                .top
+                .iter()
+                .filter(|a| a.token.trim().eq_ignore_ascii_case(word))
+                .map(|a| a.logprob.exp())
+                .sum()
+        };
+        let (t, f) = (mass("true"), mass("false"));
+        (t + f > 0.0).then(|| (t, t / (t + f)))
+    })
+}
+
+/// The first 1-4 rating in a reply.
+pub fn parse_rating(text: &str) -> Option<u8> {
+    text.chars()
+        .find(|c| c.is_ascii_digit())
+        .and_then(|c| c.to_digit(10))
+        .filter(|d| (1..=4).contains(d))
+        .map(|d| d as u8)
+}
+
+/// A probability from a reply: "80%", "0.8", "The probability is about 80."
+/// A number with % or above 1 is a percentage; numbers above 100 are not
+/// probabilities.
+pub fn parse_probability(text: &str) -> Option<f64> {
+    static NUMBER: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"(\d+(?:\.\d+)?|\.\d+)\s*(%|percent)?").expect("valid regex")
+    });
+    let caps = NUMBER.captures(text)?;
+    let value: f64 = caps[1].parse().ok()?;
+    let percent = caps.get(2).is_some() || value > 1.0;
+    let p = if percent { value / 100.0 } else { value };
+    (0.0..=1.0).contains(&p).then_some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::Alternative;
+
+    #[test]
+    fn probabilities_in_the_forms_models_write_them() {
+        assert_eq!(parse_probability(" 80%"), Some(0.8));
+        assert_eq!(parse_probability("0.8"), Some(0.8));
+        assert_eq!(parse_probability("The probability is about 80."), Some(0.8));
+        assert_eq!(parse_probability("75 percent"), Some(0.75));
+        assert_eq!(parse_probability("1"), Some(1.0));
+        assert_eq!(parse_probability("250"), None);
+        assert_eq!(parse_probability("sure"), None);
+    }
+
+    #[test]
+    fn ratings() {
+        assert_eq!(parse_rating(" 3 (similar)"), Some(3));
+        assert_eq!(parse_rating("7"), None);
+        assert_eq!(parse_rating("none"), None);
+    }
+
+    fn token(top: &[(&str, f64)]) -> Token {
+        Token {
+            token: top[0].0.into(),
+            logprob: top[0].1.ln(),
+            top: top
+                .iter()
+                .map(|(t, p)| Alternative {
+                    token: (*t).into(),
+                    logprob: p.ln(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn p_true_reads_the_first_position_that_mentions_it() {
+        let tokens = [
+            token(&[(" ", 0.9)]),
+            token(&[(" True", 0.6), ("false", 0.2), ("TRUE", 0.1)]),
+        ];
+        let (p, n) = p_true(&tokens).unwrap();
+        assert!((p - 0.7).abs() < 1e-12);
+        assert!((n - 0.7 / 0.9).abs() < 1e-12);
+        assert_eq!(p_true(&[token(&[("maybe", 1.0)])]), None);
+    }
+
+    #[test]
+    fn follow_up_continues_and_fresh_fills_code() {
+        let prompt = Prompt::Completion("code\nComment:".into());
+        let subject = Subject {
+            prompt: &prompt,
+            code: Some("int f();"),
+            answer: " Does f.",
+        };
+        let templates = Templates::load(None).unwrap();
+        let (text, _) = templates.get(Measure::VerbalizedProbability);
+        let Prompt::Completion(q) =
+            question(Measure::VerbalizedProbability, text, &subject).unwrap()
+        else {
+            panic!()
+        };
+        assert!(q.starts_with("code\nComment: Does f.\n\nWhat is the probability"));
+        let (text, _) = templates.get(Measure::AskTrue);
+        let Prompt::Completion(q) = question(Measure::AskTrue, text, &subject).unwrap() else {
+            panic!()
+        };
+        assert!(q.starts_with("int f();\nProposed comment: Does f.\n"));
+        assert!(q.ends_with("Answer:"));
+        let no_code = Subject {
+            code: None,
+            ..subject
+        };
+        assert!(matches!(
+            question(Measure::AskTrue, text, &no_code),
+            Err(ReflectiveError::NoCode { .. })
+        ));
+    }
+}

@@ -1,0 +1,321 @@
+//! The local backend, codecal's default: SmolLM2-135M-Instruct (Q4_1 GGUF)
+//! on candle, on the CPU or (with the `cuda` feature) a GPU.
+//!
+//! The prompt is run in one batched pass (prefill), then tokens are decoded
+//! one at a time with the key/value cache; at every step the log-softmax
+//! gives the chosen token's log-probability and the top alternatives.
+//! Decoding is greedy at temperature 0 and seeded sampling above it.
+//! Chat prompts are rendered with the model's ChatML template.
+
+mod llama;
+pub mod tokenizer;
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use candle_core::Device;
+use candle_core::quantized::gguf_file;
+use rand::SeedableRng;
+use rand::distr::{Distribution, weighted::WeightedIndex};
+use rand_chacha::ChaCha8Rng;
+use tokenizers::Tokenizer;
+
+use llama::Llama;
+pub use llama::{Logits, Weights};
+
+use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token};
+use crate::prompt::Prompt;
+
+/// Prefill runs in chunks of this many tokens, bounding the attention matrix.
+const PREFILL_CHUNK: usize = 512;
+
+pub struct LocalBackend {
+    name: String,
+    model: Mutex<Llama>,
+    tokenizer: Tokenizer,
+    /// Ids that end a generation (`<|im_end|>`, `<|endoftext|>`).
+    end_ids: Vec<u32>,
+    /// The system turn the chat template adds when a chat has none.
+    default_system: Option<String>,
+}
+
+/// A generation with the ids behind it, for checks that rerun the model.
+pub struct IdGeneration {
+    pub generation: Generation,
+    pub prompt_ids: Vec<u32>,
+    pub generated_ids: Vec<u32>,
+}
+
+fn local_error(e: impl std::fmt::Display) -> GenerateError {
+    GenerateError::Local(e.to_string())
+}
+
+impl LocalBackend {
+    /// Loads a GGUF file; `name` identifies the model in caches and outputs.
+    pub fn load(
+        path: &Path,
+        name: &str,
+        device: &Device,
+        weights: Weights,
+    ) -> Result<LocalBackend, GenerateError> {
+        let io = |e: std::io::Error| local_error(format!("{}: {e}", path.display()));
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let content = gguf_file::Content::read(&mut file)
+            .map_err(|e| local_error(format!("{}: not a GGUF file: {e}", path.display())))?;
+        let tokenizer = tokenizer::from_gguf(&content)
+            .map_err(|e| local_error(format!("{}: {e}", path.display())))?;
+        let model = Llama::from_gguf(&content, &mut file, device, weights)
+            .map_err(|e| local_error(format!("{}: {e}", path.display())))?;
+        let end_ids = ["<|im_end|>", "<|endoftext|>"]
+            .iter()
+            .filter_map(|t| tokenizer.token_to_id(t))
+            .collect();
+        let template = content
+            .metadata
+            .get("tokenizer.chat_template")
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+            .unwrap_or_default();
+        Ok(LocalBackend {
+            name: name.to_owned(),
+            model: Mutex::new(model),
+            tokenizer,
+            end_ids,
+            default_system: default_system(&template),
+        })
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The text the model sees for `prompt`: completion text as is, chat
+    /// messages in ChatML with the assistant's turn opened.
+    pub fn render(&self, prompt: &Prompt) -> String {
+        match prompt {
+            Prompt::Completion(text) => text.clone(),
+            Prompt::Chat(messages) => {
+                let mut out = String::new();
+                let has_system = messages.first().is_some_and(|m| m.role == "system");
+                if let (false, Some(system)) = (has_system, &self.default_system) {
+                    out += &format!("<|im_start|>system\n{system}<|im_end|>\n");
+                }
+                for m in messages {
+                    out += &format!("<|im_start|>{}\n{}<|im_end|>\n", m.role, m.content);
+                }
+                out + "<|im_start|>assistant\n"
+            }
+        }
+    }
+
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, GenerateError> {
+        Ok(self
+            .tokenizer
+            .encode(text, false)
+            .map_err(local_error)?
+            .get_ids()
+            .to_vec())
+    }
+
+    /// Generates, returning the ids too.
+    pub fn generate_ids(
+        &self,
+        prompt: &Prompt,
+        params: &Params,
+    ) -> Result<IdGeneration, GenerateError> {
+        let prompt_ids = self.encode(&self.render(prompt))?;
+        if prompt_ids.is_empty() {
+            return Err(local_error("the prompt is empty"));
+        }
+        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        model.clear_cache();
+        let mut logits = Vec::new();
+        for (chunk_index, chunk) in prompt_ids.chunks(PREFILL_CHUNK).enumerate() {
+            logits = last_row(model.forward(chunk, chunk_index * PREFILL_CHUNK, Logits::Last))?;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
+        let mut generated_ids = Vec::new();
+        let mut tokens = Vec::new();
+        let mut finish = "length";
+        while generated_ids.len() < params.max_tokens {
+            let log_probs = log_softmax(&logits);
+            let id = choose(&logits, &log_probs, params.temperature, &mut rng)?;
+            if self.end_ids.contains(&id) {
+                finish = "stop";
+                break;
+            }
+            generated_ids.push(id);
+            tokens.push(Token {
+                token: self.token_text(id),
+                logprob: log_probs[id as usize],
+                top: top_k(&log_probs, params.top_logprobs)
+                    .into_iter()
+                    .map(|(i, logprob)| Alternative {
+                        token: self.token_text(i),
+                        logprob,
+                    })
+                    .collect(),
+            });
+            let text = self.decode(&generated_ids)?;
+            if params.stop.iter().any(|s| text.contains(s.as_str())) {
+                finish = "stop";
+                break;
+            }
+            let position = prompt_ids.len() + generated_ids.len() - 1;
+            logits = last_row(model.forward(&[id], position, Logits::Last))?;
+        }
+        let mut text = self.decode(&generated_ids)?;
+        if let Some(cut) = params
+            .stop
+            .iter()
+            .filter_map(|s| text.find(s.as_str()))
+            .min()
+        {
+            // The token that completed a stop string is not part of the answer.
+            text.truncate(cut);
+            tokens.pop();
+            generated_ids.pop();
+        }
+        Ok(IdGeneration {
+            generation: Generation {
+                text,
+                completion_tokens: Some(tokens.len()),
+                tokens,
+                prompt_tokens: Some(prompt_ids.len()),
+                finish_reason: Some(finish.to_owned()),
+            },
+            prompt_ids,
+            generated_ids,
+        })
+    }
+
+    /// Log-probabilities of `generated` after `prompt` from one batched pass
+    /// over both (teacher forcing), without the key/value cache's steps.
+    pub fn teacher_forced_logprobs(
+        &self,
+        prompt: &[u32],
+        generated: &[u32],
+    ) -> Result<Vec<f64>, GenerateError> {
+        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
+        model.clear_cache();
+        let all: Vec<u32> = prompt.iter().chain(generated).copied().collect();
+        let logits = model
+            .forward(&all, 0, Logits::All)
+            .and_then(|t| t.to_vec2::<f32>())
+            .map_err(local_error)?;
+        Ok(generated
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| log_softmax(&logits[prompt.len() + i - 1])[id as usize])
+            .collect())
+    }
+
+    fn decode(&self, ids: &[u32]) -> Result<String, GenerateError> {
+        self.tokenizer.decode(ids, false).map_err(local_error)
+    }
+
+    fn token_text(&self, id: u32) -> String {
+        self.tokenizer.decode(&[id], false).unwrap_or_default()
+    }
+}
+
+impl Backend for LocalBackend {
+    fn id(&self) -> BackendId {
+        BackendId {
+            kind: "local".to_owned(),
+            model: self.name.clone(),
+        }
+    }
+
+    fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError> {
+        self.generate_ids(prompt, params).map(|g| g.generation)
+    }
+}
+
+fn last_row(logits: candle_core::Result<candle_core::Tensor>) -> Result<Vec<f32>, GenerateError> {
+    logits
+        .and_then(|t| t.squeeze(0))
+        .and_then(|t| t.to_vec1::<f32>())
+        .map_err(local_error)
+}
+
+/// The system prompt a ChatML template inserts when the chat has none.
+fn default_system(template: &str) -> Option<String> {
+    let after = &template[template.find("<|im_start|>system")? + "<|im_start|>system".len()..];
+    // The newline is a real one or a Jinja escape, depending on the file.
+    let after = after
+        .strip_prefix('\n')
+        .or_else(|| after.strip_prefix("\\n"))?;
+    Some(after[..after.find("<|im_end|>")?].to_owned())
+}
+
+/// log-softmax in f64, so tiny probabilities keep their digits.
+pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let log_sum = logits
+        .iter()
+        .map(|&l| (l as f64 - max).exp())
+        .sum::<f64>()
+        .ln();
+    logits.iter().map(|&l| l as f64 - max - log_sum).collect()
+}
+
+/// The `k` most likely ids with their log-probabilities, best first.
+fn top_k(log_probs: &[f64], k: usize) -> Vec<(u32, f64)> {
+    let mut indexed: Vec<(u32, f64)> = log_probs
+        .iter()
+        .enumerate()
+        .map(|(i, &lp)| (i as u32, lp))
+        .collect();
+    let k = k.min(indexed.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    indexed.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+    indexed.truncate(k);
+    indexed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    indexed
+}
+
+/// Greedy at temperature 0 (ties to the lowest id), else a seeded draw from
+/// softmax(logits / temperature).
+fn choose(
+    logits: &[f32],
+    log_probs: &[f64],
+    temperature: f64,
+    rng: &mut ChaCha8Rng,
+) -> Result<u32, GenerateError> {
+    if temperature <= 0.0 {
+        return Ok(top_k(log_probs, 1)[0].0);
+    }
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let weights: Vec<f64> = logits
+        .iter()
+        .map(|&l| ((l as f64 - max) / temperature).exp())
+        .collect();
+    let dist = WeightedIndex::new(&weights).map_err(local_error)?;
+    Ok(dist.sample(rng) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_softmax_and_top_k() {
+        let lp = log_softmax(&[1.0, 3.0, 2.0]);
+        let total: f64 = lp.iter().map(|l| l.exp()).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let top: Vec<u32> = top_k(&lp, 2).iter().map(|t| t.0).collect();
+        assert_eq!(top, vec![1, 2]);
+    }
+
+    #[test]
+    fn system_prompt_from_the_template() {
+        let t = r"{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}";
+        assert_eq!(
+            default_system(t).as_deref(),
+            Some("You are a helpful AI assistant named SmolLM, trained by Hugging Face")
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! The byte-level BPE tokenizer of a GGUF model, rebuilt from the file's
+//! metadata: the GGUF carries the vocabulary, the merges and the token types,
+//! but no `tokenizer.json`.
+//!
+//! The pre-tokenizer is SmolLM2's: every digit on its own, then GPT-2 byte
+//! level without a prefix space. Tokens of type 3 (control) are special and
+//! are matched whole in the input, so `<|im_start|>` in a prompt is one id.
+
+use candle_core::quantized::gguf_file::{Content, Value};
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::BPE;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::{AddedToken, Tokenizer};
+
+/// GGUF token type of control tokens.
+const CONTROL: i32 = 3;
+
+/// Builds the tokenizer; errors name the metadata key that is missing or odd.
+pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
+    let get = |key: &str| {
+        content
+            .metadata
+            .get(key)
+            .ok_or_else(|| format!("GGUF metadata has no {key}"))
+    };
+    let model = get("tokenizer.ggml.model")?
+        .to_string()
+        .map_err(|e| e.to_string())?;
+    if model != "gpt2" {
+        return Err(format!(
+            "tokenizer.ggml.model is {model:?}; only byte-level BPE (\"gpt2\") is supported"
+        ));
+    }
+    let tokens = strings(get("tokenizer.ggml.tokens")?, "tokenizer.ggml.tokens")?;
+    let merges = strings(get("tokenizer.ggml.merges")?, "tokenizer.ggml.merges")?;
+    let types: Vec<i32> = get("tokenizer.ggml.token_type")?
+        .to_vec()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|v| v.to_i32().unwrap_or(1))
+        .collect();
+    let vocab: tokenizers::models::bpe::Vocab = tokens
+        .iter()
+        .enumerate()
+        .map(|(id, token)| (token.clone(), id as u32))
+        .collect();
+    let merges = merges
+        .iter()
+        .map(|m| {
+            m.split_once(' ')
+                .map(|(a, b)| (a.to_owned(), b.to_owned()))
+                .ok_or_else(|| format!("tokenizer.ggml.merges: {m:?} is not a pair"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut tokenizer = Tokenizer::new(bpe);
+    tokenizer.with_pre_tokenizer(Some(Sequence::new(vec![
+        Digits::new(true).into(),
+        ByteLevel::new(false, true, true).into(),
+    ])));
+    tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
+    let special: Vec<AddedToken> = tokens
+        .iter()
+        .zip(&types)
+        .filter(|(_, t)| **t == CONTROL)
+        .map(|(token, _)| AddedToken::from(token.clone(), true))
+        .collect();
+    tokenizer
+        .add_special_tokens(special)
+        .map_err(|e| format!("special tokens: {e}"))?;
+    Ok(tokenizer)
+}
+
+fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {
+    value
+        .to_vec()
+        .map_err(|e| format!("{key}: {e}"))?
+        .iter()
+        .map(|v| v.to_string().cloned().map_err(|e| format!("{key}: {e}")))
+        .collect()
+}

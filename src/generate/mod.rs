@@ -1,0 +1,116 @@
+//! Text generation with per-token log-probabilities.
+//!
+//! A [`Backend`] turns one prompt into one [`Generation`]: the text, and for
+//! each generated token its log-probability and the top alternatives. Two
+//! backends exist: [`openai`] (any OpenAI-compatible HTTP server) and, with
+//! the `local` feature, [`local`] (SmolLM2 on candle). [`cache`] keeps every
+//! answer in SQLite so none is requested twice, and [`batch`] drives a whole
+//! prompt file through a backend and the cache.
+//!
+//! What the generation means (confidence measures) is `confidence`'s job.
+
+pub mod batch;
+pub mod cache;
+#[cfg(feature = "local")]
+pub mod local;
+pub mod openai;
+pub mod stage;
+
+use serde::{Deserialize, Serialize};
+
+use crate::prompt::Prompt;
+
+/// Decoding parameters. The defaults are the summarization seed's: greedy
+/// (temperature 0), at most 100 tokens, stop at a newline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub max_tokens: usize,
+    pub temperature: f64,
+    pub stop: Vec<String>,
+    /// How many alternatives to report at each position.
+    pub top_logprobs: usize,
+    /// Sampling seed, used when the temperature is above 0.
+    pub seed: u64,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params {
+            max_tokens: 100,
+            temperature: 0.0,
+            stop: vec!["\n".to_owned()],
+            top_logprobs: 5,
+            seed: 0,
+        }
+    }
+}
+
+/// One alternative token at a position.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Alternative {
+    pub token: String,
+    pub logprob: f64,
+}
+
+/// One generated token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Token {
+    pub token: String,
+    pub logprob: f64,
+    /// The most likely tokens at this position, best first (may include this one).
+    pub top: Vec<Alternative>,
+}
+
+/// What a backend returned for one prompt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Generation {
+    pub text: String,
+    /// Empty when the backend gave no log-probabilities.
+    pub tokens: Vec<Token>,
+    pub prompt_tokens: Option<usize>,
+    pub completion_tokens: Option<usize>,
+    pub finish_reason: Option<String>,
+}
+
+/// Which backend and model produced a generation; part of the cache key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BackendId {
+    /// `openai` or `local`.
+    pub kind: String,
+    pub model: String,
+}
+
+/// Why a prompt got no generation.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("{url}: HTTP {status}: {message}")]
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{url}: gave up after {attempts} attempts; last: {last}")]
+    RetriesExhausted {
+        url: String,
+        attempts: usize,
+        last: String,
+    },
+    #[error("{url}: the response is not the JSON an OpenAI-compatible server sends: {detail}")]
+    Malformed { url: String, detail: String },
+    #[error("{url}: the response has no log-probabilities (does the server support `logprobs`?)")]
+    NoLogprobs { url: String },
+    #[error("the local model failed: {0}")]
+    Local(String),
+}
+
+/// Something that writes a completion for a prompt. Implementations must be
+/// deterministic for a fixed `Params` (greedy, or seeded sampling) where the
+/// model allows it, because answers are cached by their request.
+pub trait Backend: Send + Sync {
+    fn id(&self) -> BackendId;
+    fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError>;
+    /// How many prompts may be in flight at once.
+    fn concurrency(&self) -> usize {
+        1
+    }
+}

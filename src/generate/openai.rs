@@ -1,0 +1,437 @@
+//! The backend for OpenAI-compatible HTTP servers (vLLM, llama.cpp's server,
+//! TGI, OpenAI, Together): `/completions` for a completion prompt and
+//! `/chat/completions` for chat messages, both asked for log-probabilities.
+//!
+//! Transient failures (timeouts, dropped connections, 429, 5xx) are retried
+//! with exponential backoff and jitter, honouring `Retry-After`; any other
+//! 4xx is an error at once, because asking again cannot help. The API key is
+//! read from an environment variable and never appears in a message: error
+//! text from the server is scrubbed of it too.
+
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token};
+use crate::prompt::Prompt;
+
+/// How to reach the server.
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// Up to and including the API version, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key, if the server needs one.
+    pub api_key_env: Option<String>,
+    /// Prompts in flight at once.
+    pub concurrency: usize,
+    /// Limit on one whole request, response body included.
+    pub timeout: Duration,
+    /// Retries after the first attempt.
+    pub max_retries: usize,
+    /// The first backoff; it doubles with each retry up to `retry_max`.
+    pub retry_base: Duration,
+    pub retry_max: Duration,
+    /// A response without log-probabilities is an error.
+    pub require_logprobs: bool,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: &str, model: &str) -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            model: model.to_owned(),
+            api_key_env: None,
+            concurrency: 8,
+            timeout: Duration::from_secs(120),
+            max_retries: 6,
+            retry_base: Duration::from_secs(1),
+            retry_max: Duration::from_secs(60),
+            require_logprobs: true,
+        }
+    }
+}
+
+/// The key is kept out of `Debug` on purpose.
+pub struct OpenAiBackend {
+    config: OpenAiConfig,
+    api_key: Option<String>,
+    agent: ureq::Agent,
+}
+
+/// A configuration that cannot work.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenAiConfigError {
+    #[error("the API key variable {0} is not set (or empty)")]
+    MissingKey(String),
+    #[error("base URL {0:?} must start with http:// or https://")]
+    BadUrl(String),
+}
+
+impl OpenAiBackend {
+    pub fn new(config: OpenAiConfig) -> Result<OpenAiBackend, OpenAiConfigError> {
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(OpenAiConfigError::BadUrl(config.base_url));
+        }
+        let api_key = match &config.api_key_env {
+            Some(name) => Some(
+                std::env::var(name)
+                    .ok()
+                    .filter(|k| !k.is_empty())
+                    .ok_or_else(|| OpenAiConfigError::MissingKey(name.clone()))?,
+            ),
+            None => None,
+        };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(config.timeout))
+            .build()
+            .into();
+        Ok(OpenAiBackend {
+            config,
+            api_key,
+            agent,
+        })
+    }
+
+    fn url(&self, prompt: &Prompt) -> String {
+        let path = match prompt {
+            Prompt::Completion(_) => "completions",
+            Prompt::Chat(_) => "chat/completions",
+        };
+        format!("{}/{path}", self.config.base_url)
+    }
+
+    /// Removes the API key from text that may be shown.
+    fn scrub(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(key) => text.replace(key.as_str(), "[api key]"),
+            None => text.to_owned(),
+        }
+    }
+
+    /// One attempt: the parsed answer, or whether and when to try again.
+    fn attempt(&self, url: &str, body: &Value) -> Attempt {
+        let mut request = self.agent.post(url);
+        if let Some(key) = &self.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut response = match request.send_json(body) {
+            Ok(response) => response,
+            Err(e) => return Attempt::Retry(self.scrub(&e.to_string()), None),
+        };
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = match response.body_mut().read_to_string() {
+            Ok(text) => text,
+            Err(e) => return Attempt::Retry(self.scrub(&e.to_string()), None),
+        };
+        match status {
+            200..=299 => Attempt::Done(Box::new(serde_json::from_str(&text).map_err(|e| {
+                GenerateError::Malformed {
+                    url: url.to_owned(),
+                    detail: e.to_string(),
+                }
+            }))),
+            429 => Attempt::Retry(
+                format!("HTTP 429: {}", self.scrub(&snippet(&text))),
+                retry_after,
+            ),
+            500..=599 => Attempt::Retry(
+                format!("HTTP {status}: {}", self.scrub(&snippet(&text))),
+                None,
+            ),
+            _ => Attempt::Done(Box::new(Err(GenerateError::Status {
+                url: url.to_owned(),
+                status,
+                message: self.scrub(&snippet(&text)),
+            }))),
+        }
+    }
+
+    /// Exponential backoff with jitter in [backoff/2, backoff].
+    fn backoff(&self, retry: usize, rng: &mut ChaCha8Rng) -> Duration {
+        let doubled = self
+            .config
+            .retry_base
+            .saturating_mul(1u32 << retry.min(20) as u32);
+        let backoff = doubled.min(self.config.retry_max);
+        backoff.mul_f64(rng.random_range(0.5..=1.0))
+    }
+}
+
+enum Attempt {
+    Done(Box<Result<Value, GenerateError>>),
+    Retry(String, Option<Duration>),
+}
+
+/// The start of an error body, on one line.
+fn snippet(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    line.chars().take(300).collect()
+}
+
+impl Backend for OpenAiBackend {
+    fn id(&self) -> BackendId {
+        BackendId {
+            kind: "openai".to_owned(),
+            model: self.config.model.clone(),
+        }
+    }
+
+    fn concurrency(&self) -> usize {
+        self.config.concurrency.max(1)
+    }
+
+    fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError> {
+        let url = self.url(prompt);
+        let body = request_body(&self.config.model, prompt, params);
+        // The jitter is seeded so that a run's timing choices repeat too.
+        let digest = Sha256::digest(body.to_string().as_bytes());
+        let request_bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+        let mut rng = ChaCha8Rng::seed_from_u64(params.seed ^ request_bits);
+        let mut last = String::new();
+        for retry in 0..=self.config.max_retries {
+            match self.attempt(&url, &body) {
+                Attempt::Done(result) => {
+                    let value = (*result)?;
+                    return parse_response(&url, prompt, &value, self.config.require_logprobs);
+                }
+                Attempt::Retry(reason, retry_after) => {
+                    last = reason;
+                    if retry < self.config.max_retries {
+                        let wait = retry_after
+                            .map(|d| d.min(self.config.retry_max))
+                            .unwrap_or_else(|| self.backoff(retry, &mut rng));
+                        std::thread::sleep(wait);
+                    }
+                }
+            }
+        }
+        Err(GenerateError::RetriesExhausted {
+            url,
+            attempts: self.config.max_retries + 1,
+            last,
+        })
+    }
+}
+
+/// The JSON request for `prompt`.
+pub fn request_body(model: &str, prompt: &Prompt, params: &Params) -> Value {
+    let mut body = json!({
+        "model": model,
+        "max_tokens": params.max_tokens,
+        "temperature": params.temperature,
+        "seed": params.seed,
+    });
+    if !params.stop.is_empty() {
+        body["stop"] = json!(params.stop);
+    }
+    match prompt {
+        Prompt::Completion(text) => {
+            body["prompt"] = json!(text);
+            body["logprobs"] = json!(params.top_logprobs);
+        }
+        Prompt::Chat(messages) => {
+            body["messages"] = json!(messages);
+            body["logprobs"] = json!(true);
+            body["top_logprobs"] = json!(params.top_logprobs);
+        }
+    }
+    body
+}
+
+/// Reads the first choice of a completions or chat completions response.
+pub fn parse_response(
+    url: &str,
+    prompt: &Prompt,
+    value: &Value,
+    require_logprobs: bool,
+) -> Result<Generation, GenerateError> {
+    let malformed = |detail: &str| GenerateError::Malformed {
+        url: url.to_owned(),
+        detail: detail.to_owned(),
+    };
+    let choice = value
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| malformed("no choices[0]"))?;
+    let (text, tokens) = match prompt {
+        Prompt::Completion(_) => (
+            choice.get("text").and_then(Value::as_str),
+            completion_tokens(choice.get("logprobs")).map_err(|d| malformed(&d))?,
+        ),
+        Prompt::Chat(_) => (
+            choice.pointer("/message/content").and_then(Value::as_str),
+            chat_tokens(choice.pointer("/logprobs/content")).map_err(|d| malformed(&d))?,
+        ),
+    };
+    let text = text.ok_or_else(|| malformed("the choice has no text"))?;
+    let tokens = match tokens {
+        Some(tokens) => tokens,
+        None if require_logprobs && !text.is_empty() => {
+            return Err(GenerateError::NoLogprobs {
+                url: url.to_owned(),
+            });
+        }
+        None => Vec::new(),
+    };
+    let usage = |key: &str| {
+        value
+            .pointer(&format!("/usage/{key}"))
+            .and_then(Value::as_u64)
+            .map(|n| n as usize)
+    };
+    Ok(Generation {
+        text: text.to_owned(),
+        tokens,
+        prompt_tokens: usage("prompt_tokens"),
+        completion_tokens: usage("completion_tokens"),
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// `/completions` log-probabilities: parallel arrays, top alternatives as maps.
+fn completion_tokens(logprobs: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
+    let Some(logprobs) = logprobs.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let tokens = logprobs
+        .get("tokens")
+        .and_then(Value::as_array)
+        .ok_or("logprobs.tokens is not an array")?;
+    let values = logprobs
+        .get("token_logprobs")
+        .and_then(Value::as_array)
+        .ok_or("logprobs.token_logprobs is not an array")?;
+    let tops = logprobs.get("top_logprobs").and_then(Value::as_array);
+    if values.len() != tokens.len() {
+        return Err("logprobs.tokens and logprobs.token_logprobs differ in length".into());
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, (token, logprob)) in tokens.iter().zip(values).enumerate() {
+        let token = token.as_str().ok_or("a token is not a string")?;
+        let logprob = logprob
+            .as_f64()
+            .ok_or_else(|| format!("token_logprobs[{i}] is not a number"))?;
+        let mut top: Vec<Alternative> = match tops.and_then(|t| t.get(i)).and_then(Value::as_object)
+        {
+            Some(map) => map
+                .iter()
+                .filter_map(|(token, lp)| {
+                    lp.as_f64().map(|logprob| Alternative {
+                        token: token.clone(),
+                        logprob,
+                    })
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+        out.push(Token {
+            token: token.to_owned(),
+            logprob,
+            top,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// `/chat/completions` log-probabilities: one object per token.
+fn chat_tokens(content: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
+    let Some(content) = content.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let items = content
+        .as_array()
+        .ok_or("logprobs.content is not an array")?;
+    let entry = |item: &Value, what: &str| -> Result<(String, f64), String> {
+        let token = item.get("token").and_then(Value::as_str);
+        let logprob = item.get("logprob").and_then(Value::as_f64);
+        match (token, logprob) {
+            (Some(t), Some(lp)) => Ok((t.to_owned(), lp)),
+            _ => Err(format!("{what} lacks a token or a numeric logprob")),
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let (token, logprob) = entry(item, &format!("logprobs.content[{i}]"))?;
+        let mut top = Vec::new();
+        for alt in item
+            .get("top_logprobs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let (token, logprob) = entry(alt, &format!("logprobs.content[{i}].top_logprobs"))?;
+            top.push(Alternative { token, logprob });
+        }
+        top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+        out.push(Token {
+            token,
+            logprob,
+            top,
+        });
+    }
+    Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prompt::Message;
+
+    #[test]
+    fn completion_response_tokens_and_alternatives() {
+        let value = json!({
+            "choices": [{"text": " Returns x.", "finish_reason": "stop", "logprobs": {
+                "tokens": [" Returns", " x", "."],
+                "token_logprobs": [-0.5, -1.0, -0.1],
+                "top_logprobs": [{" Returns": -0.5, " Gets": -1.2}, {" x": -1.0}, {".": -0.1}]
+            }}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 3}
+        });
+        let g = parse_response("u", &Prompt::Completion("p".into()), &value, true).unwrap();
+        assert_eq!(g.text, " Returns x.");
+        assert_eq!(g.tokens.len(), 3);
+        assert_eq!(g.tokens[0].top[1].token, " Gets");
+        assert_eq!((g.prompt_tokens, g.completion_tokens), (Some(40), Some(3)));
+    }
+
+    #[test]
+    fn chat_response_without_logprobs_is_an_error_when_required() {
+        let value = json!({"choices": [{"message": {"content": "Hi"}, "logprobs": null}]});
+        let chat = Prompt::Chat(vec![Message::new("user", "q")]);
+        assert!(matches!(
+            parse_response("u", &chat, &value, true),
+            Err(GenerateError::NoLogprobs { .. })
+        ));
+        assert!(parse_response("u", &chat, &value, false).is_ok());
+    }
+
+    #[test]
+    fn request_asks_for_logprobs_in_each_dialect() {
+        let params = Params::default();
+        let c = request_body("m", &Prompt::Completion("p".into()), &params);
+        assert_eq!(
+            (c["logprobs"].clone(), c["stop"][0].clone()),
+            (json!(5), json!("\n"))
+        );
+        let chat = request_body("m", &Prompt::Chat(vec![Message::new("user", "q")]), &params);
+        assert_eq!(chat["logprobs"], json!(true));
+        assert_eq!(chat["top_logprobs"], json!(5));
+        assert_eq!(chat["messages"][0]["role"], "user");
+    }
+}

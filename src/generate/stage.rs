@@ -1,0 +1,120 @@
+//! The generation stage as one call: prompts in, one JSON row per prompt out,
+//! with the generation, its tokens, every intrinsic confidence measure and
+//! the reflective measures asked for. `codecal generate` and the pipeline
+//! both use it; writing the rows is the caller's job.
+
+use serde_json::{Map, Value, json};
+
+use super::batch::{Answer, BatchError, PromptRow, answer_all, parallel_map};
+use super::cache::Cache;
+use super::{Backend, Params};
+use crate::confidence::reflective::{self, Measure, ReflectiveError, Subject, Templates};
+use crate::confidence::token_measures;
+
+/// What to ask and measure.
+pub struct StageOptions<'a> {
+    pub params: Params,
+    /// Also compute each intrinsic measure over the first k tokens.
+    pub first_k: Option<usize>,
+    pub reflective: Vec<Measure>,
+    pub templates: &'a Templates,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    #[error("prompt {id}: {measure}: {source}")]
+    Reflective {
+        id: String,
+        measure: &'static str,
+        source: ReflectiveError,
+    },
+}
+
+/// Answers and measures every row. `on_progress(done)` is called as prompts
+/// finish: first the answers, then (if any) the reflective questions.
+pub fn run(
+    backend: &dyn Backend,
+    cache: &Cache,
+    rows: &[PromptRow],
+    options: &StageOptions,
+    on_progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Value>, StageError> {
+    let answers = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
+    let pairs: Vec<(&PromptRow, &Answer)> = rows.iter().zip(&answers).collect();
+    let reflective = if options.reflective.is_empty() {
+        vec![Map::new(); rows.len()]
+    } else {
+        parallel_map(backend.concurrency(), &pairs, |(row, answer)| {
+            let measured = reflective_for(backend, cache, row, answer, options);
+            on_progress();
+            measured
+        })?
+    };
+    let id = backend.id();
+    Ok(pairs
+        .iter()
+        .zip(reflective)
+        .map(|((row, answer), reflective)| {
+            let confidence: Map<String, Value> =
+                token_measures(&answer.generation.tokens, options.first_k)
+                    .into_iter()
+                    .map(|(name, value)| (name, json!(value)))
+                    .collect();
+            let mut out = json!({
+                "id": row.id,
+                "backend": id.kind,
+                "model": id.model,
+                "text": answer.generation.text,
+                "confidence": confidence,
+                "reflective": reflective,
+                "tokens": answer.generation.tokens,
+                "prompt_tokens": answer.generation.prompt_tokens,
+                "completion_tokens": answer.generation.completion_tokens,
+                "finish_reason": answer.generation.finish_reason,
+                "seconds": answer.seconds,
+                "cached": answer.cached,
+            });
+            for (key, value) in &row.fields {
+                out.as_object_mut()
+                    .expect("a JSON object")
+                    .entry(key.clone())
+                    .or_insert_with(|| value.clone());
+            }
+            out
+        })
+        .collect())
+}
+
+fn reflective_for(
+    backend: &dyn Backend,
+    cache: &Cache,
+    row: &PromptRow,
+    answer: &Answer,
+    options: &StageOptions,
+) -> Result<Map<String, Value>, StageError> {
+    let subject = Subject {
+        prompt: &row.prompt,
+        code: row.fields.get("code").and_then(Value::as_str),
+        answer: &answer.generation.text,
+    };
+    let mut out = Map::new();
+    for &measure in &options.reflective {
+        let result = reflective::measure(
+            measure,
+            options.templates,
+            backend,
+            cache,
+            &subject,
+            &options.params,
+        )
+        .map_err(|source| StageError::Reflective {
+            id: row.id.clone(),
+            measure: measure.name(),
+            source,
+        })?;
+        out.insert(measure.name().to_owned(), result);
+    }
+    Ok(out)
+}
