@@ -95,12 +95,12 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let rows = read_prompts(&args.prompts)?;
     let templates = Templates::load(args.template_dir.as_deref())?;
     let home = ModelHome::from_env()?;
+    let backend = backend(&args, &home)?;
     let cache_path = args
         .cache
         .clone()
         .unwrap_or_else(|| home.root().join("generations.sqlite"));
     let cache = Cache::open(&cache_path)?;
-    let backend = backend(&args, &home)?;
     let options = StageOptions {
         params: params(&args),
         first_k: args.first_k,

@@ -160,6 +160,13 @@ impl Cache {
             .map_err(|e| self.error(e))
     }
 
+    /// SQLite's own consistency check: `ok`, or what is wrong.
+    pub fn integrity_check(&self) -> Result<String, CacheError> {
+        self.lock()
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+            .map_err(|e| self.error(e))
+    }
+
     pub fn is_empty(&self) -> Result<bool, CacheError> {
         self.len().map(|n| n == 0)
     }

@@ -25,6 +25,8 @@ pub fn shared_data(relative: &str) -> Option<PathBuf> {
     None
 }
 
+pub mod server;
+
 /// The installed all-MiniLM-L6-v2, set up on first use (once per test binary).
 /// Where the set-up cannot run, prints why and returns `None`; with
 /// CODECAL_REQUIRE_MODELS set (as `.ci/run` does), panics instead.
@@ -34,13 +36,28 @@ pub fn model_files() -> Option<MiniLmFiles> {
         let home = ModelHome::from_env().map_err(|e| e.to_string())?;
         home.ensure_minilm().map_err(|e| e.to_string())
     });
-    match files {
-        Ok(files) => Some(files.clone()),
+    available(files, "all-MiniLM-L6-v2")
+}
+
+/// The installed SmolLM2-135M-Instruct GGUF, set up on first use, or a
+/// printed reason to skip (a panic under CODECAL_REQUIRE_MODELS).
+pub fn smollm2_file() -> Option<PathBuf> {
+    static FILE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
+        home.ensure_smollm2().map_err(|e| e.to_string())
+    });
+    available(file, "SmolLM2-135M-Instruct")
+}
+
+fn available<T: Clone>(result: &Result<T, String>, what: &str) -> Option<T> {
+    match result {
+        Ok(value) => Some(value.clone()),
         Err(why) if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() => {
-            panic!("model set-up failed and CODECAL_REQUIRE_MODELS is set: {why}")
+            panic!("{what} set-up failed and CODECAL_REQUIRE_MODELS is set: {why}")
         }
         Err(why) => {
-            eprintln!("SKIPPED: all-MiniLM-L6-v2 is not available: {why}");
+            eprintln!("SKIPPED: {what} is not available: {why}");
             None
         }
     }

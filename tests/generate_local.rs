@@ -1,0 +1,107 @@
+//! The local backend with the real SmolLM2-135M-Instruct: its tokenizer
+//! rebuilt from the GGUF, and generations whose log-probabilities agree with
+//! a teacher-forced pass over the same tokens.
+
+#![cfg(feature = "local")]
+
+mod common;
+
+use candle_core::Device;
+use codecal::generate::local::{LocalBackend, Weights};
+use codecal::generate::{Backend, Params};
+use codecal::prompt::{Prompt, SEED_TEMPLATE, Template};
+
+const JAVA: &str = "public boolean isEmpty() {\n    return size == 0;\n}";
+const PYTHON: &str = "def mean(values):\n    return sum(values) / len(values)";
+
+fn load(weights: Weights) -> Option<LocalBackend> {
+    let gguf = common::smollm2_file()?;
+    Some(LocalBackend::load(&gguf, "smollm2", &Device::Cpu, weights).unwrap())
+}
+
+#[test]
+fn tokenizer_from_gguf_metadata_gives_known_ids() {
+    let Some(backend) = load(Weights::F32) else { return };
+    let tokenizer = backend.tokenizer();
+    let id = |t: &str| tokenizer.token_to_id(t).unwrap();
+    // Control tokens (token_type 3) are the first ids and match whole.
+    assert_eq!(id("<|endoftext|>"), 0);
+    assert_eq!(id("<|im_start|>"), 1);
+    assert_eq!(id("<|im_end|>"), 2);
+    let ids = backend.encode("<|im_start|>user\nhi<|im_end|>").unwrap();
+    assert_eq!(ids[0], 1);
+    assert_eq!(*ids.last().unwrap(), 2);
+    assert_eq!(ids[1], id("user"));
+    assert_eq!(ids[2], id("Ċ"), "the newline is its own byte-level token");
+    // Digits are split one by one before byte-level BPE.
+    let digits = backend.encode("2024").unwrap();
+    assert_eq!(digits, vec![id("2"), id("0"), id("2"), id("4")]);
+    // No prefix space; a leading space is the byte-level Ġ.
+    assert_eq!(backend.encode("return").unwrap(), vec![id("return")]);
+    assert_eq!(backend.encode(" return").unwrap(), vec![id("Ġreturn")]);
+    for code in [JAVA, PYTHON] {
+        let ids = backend.encode(code).unwrap();
+        assert_eq!(tokenizer.decode(&ids, false).unwrap(), code, "round trip");
+    }
+}
+
+fn seed_prompt(code: &str) -> Prompt {
+    let template = Template::parse(SEED_TEMPLATE, "seed").unwrap();
+    Prompt::Completion(template.query.replace("{code}", code))
+}
+
+fn check_against_teacher_forcing(weights: Weights, tolerance: f64) {
+    let Some(backend) = load(weights) else { return };
+    let params = Params {
+        max_tokens: 24,
+        ..Params::default()
+    };
+    for code in [JAVA, PYTHON] {
+        let g = backend.generate_ids(&seed_prompt(code), &params).unwrap();
+        let text = &g.generation.text;
+        eprintln!("{weights:?} summary of {:?}: {text:?}", code.lines().next().unwrap());
+        assert!(!text.trim().is_empty(), "a summary was written");
+        assert!(!text.contains('\n'), "generation stops at a newline");
+        assert_eq!(g.generation.tokens.len(), g.generated_ids.len());
+        let forced = backend
+            .teacher_forced_logprobs(&g.prompt_ids, &g.generated_ids)
+            .unwrap();
+        for (token, forced) in g.generation.tokens.iter().zip(&forced) {
+            assert!(
+                (token.logprob - forced).abs() < tolerance,
+                "{:?}: decoded {} vs teacher-forced {forced}",
+                token.token,
+                token.logprob
+            );
+            assert!(token.logprob <= 0.0);
+            assert_eq!(token.top.len(), 5);
+            // Greedy: the chosen token is the most likely one.
+            assert!((token.top[0].logprob - token.logprob).abs() < 1e-12);
+        }
+        // The same request gives the same answer.
+        let again = backend.generate(&seed_prompt(code), &params).unwrap();
+        assert_eq!(&again, &g.generation);
+    }
+}
+
+#[test]
+fn f32_generation_logprobs_match_teacher_forcing() {
+    check_against_teacher_forcing(Weights::F32, 1e-4);
+}
+
+/// With Q4_1 kernels the one-token decode steps and the batched pass do not
+/// give the same numbers (differences up to 0.05 nats were measured here),
+/// so only the f32 path, the default, is held to 1e-4.
+#[test]
+fn quantized_generation_logprobs_are_close_to_teacher_forcing() {
+    check_against_teacher_forcing(Weights::Quantized, 0.1);
+}
+
+#[test]
+fn chat_prompts_use_the_chatml_template() {
+    let Some(backend) = load(Weights::F32) else { return };
+    let prompt = Prompt::Chat(vec![codecal::prompt::Message::new("user", "Hi")]);
+    let text = backend.render(&prompt);
+    assert!(text.starts_with("<|im_start|>system\nYou are a helpful AI assistant named SmolLM"));
+    assert!(text.ends_with("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
+}

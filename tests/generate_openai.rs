@@ -1,0 +1,227 @@
+//! The OpenAI-compatible backend against a real HTTP server on loopback:
+//! both dialects, every failure the issue names, and the API key's secrecy.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use codecal::confidence::average_token_probability;
+use codecal::generate::openai::{OpenAiBackend, OpenAiConfig};
+use codecal::generate::{Backend, GenerateError, Params};
+use codecal::prompt::{Message, Prompt};
+use common::server::{Reply, Server, chat, completion, json};
+use serde_json::json;
+
+fn backend(server: &Server) -> OpenAiBackend {
+    let mut config = OpenAiConfig::new(&server.base_url, "test-model");
+    config.retry_base = Duration::from_millis(10);
+    config.retry_max = Duration::from_secs(5);
+    config.max_retries = 3;
+    config.timeout = Duration::from_millis(800);
+    OpenAiBackend::new(config).unwrap()
+}
+
+fn completion_prompt() -> Prompt {
+    Prompt::Completion("int f() { return 1; }\nComment:".into())
+}
+
+fn ok_completion() -> Reply {
+    json(200, &completion(&[(" Returns", 0.5), (" one", 0.9)]))
+}
+
+#[test]
+fn completions_and_chat_parse_and_reach_the_measures() {
+    let server = Server::start(|seen, _| {
+        if seen.path.ends_with("/chat/completions") {
+            json(200, &chat(&[("Returns", 0.25), (" one", 0.75)]))
+        } else {
+            ok_completion()
+        }
+    });
+    let backend = backend(&server);
+    let params = Params::default();
+    let g = backend.generate(&completion_prompt(), &params).unwrap();
+    assert_eq!(g.text, " Returns one");
+    assert!((average_token_probability(&g.tokens).unwrap() - 0.7).abs() < 1e-12);
+    let messages = Prompt::Chat(vec![Message::new("user", "Summarize f.")]);
+    let g = backend.generate(&messages, &params).unwrap();
+    assert_eq!(g.text, "Returns one");
+    assert!((average_token_probability(&g.tokens).unwrap() - 0.5).abs() < 1e-12);
+    assert_eq!(g.prompt_tokens, Some(12));
+    let seen = server.seen.lock().unwrap();
+    assert_eq!(seen[0].path, "/v1/completions");
+    assert_eq!(seen[0].body["logprobs"], json!(5));
+    assert_eq!(seen[0].body["temperature"], json!(0.0));
+    assert_eq!(seen[0].body["max_tokens"], json!(100));
+    assert_eq!(seen[0].body["stop"], json!(["\n"]));
+    assert_eq!(seen[1].path, "/v1/chat/completions");
+    assert_eq!(seen[1].body["logprobs"], json!(true));
+    assert_eq!(seen[1].body["top_logprobs"], json!(5));
+}
+
+#[test]
+fn retry_after_on_429_is_honoured() {
+    let server = Server::start(|_, n| {
+        if n == 0 {
+            Reply::Respond(
+                429,
+                vec![("Retry-After".into(), "1".into())],
+                "{\"error\": \"slow down\"}".into(),
+            )
+        } else {
+            ok_completion()
+        }
+    });
+    let start = Instant::now();
+    let g = backend(&server)
+        .generate(&completion_prompt(), &Params::default())
+        .unwrap();
+    assert_eq!(g.text, " Returns one");
+    assert_eq!(server.requests(), 2);
+    // The backoff alone would be ~10 ms; the server asked for a second.
+    assert!(
+        start.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn server_errors_timeouts_and_dropped_connections_are_retried() {
+    for (name, failure) in [("500", 0), ("timeout", 1), ("dropped connection", 2)] {
+        let server = Server::start(move |_, n| match (n, failure) {
+            (0, 0) => json(500, &json!({"error": "boom"})),
+            (0, 1) => Reply::Delay(Duration::from_secs(3), Box::new(ok_completion())),
+            (0, _) => Reply::Drop,
+            _ => ok_completion(),
+        });
+        let g = backend(&server).generate(&completion_prompt(), &Params::default());
+        assert_eq!(g.unwrap().text, " Returns one", "{name}");
+        assert_eq!(server.requests(), 2, "{name}: one retry");
+    }
+}
+
+#[test]
+fn persistent_5xx_gives_up_after_the_retries() {
+    let server = Server::start(|_, _| json(503, &json!({"error": "down"})));
+    let err = backend(&server)
+        .generate(&completion_prompt(), &Params::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, GenerateError::RetriesExhausted { attempts: 4, .. }),
+        "{err}"
+    );
+    assert_eq!(server.requests(), 4);
+    assert!(err.to_string().contains("HTTP 503"), "{err}");
+}
+
+#[test]
+fn other_4xx_malformed_json_and_missing_logprobs_are_errors_without_retry() {
+    let cases: Vec<(&str, Reply)> = vec![
+        (
+            "400",
+            json(400, &json!({"error": {"message": "bad model"}})),
+        ),
+        (
+            "malformed",
+            Reply::Respond(200, Vec::new(), "{\"choices\": [".into()),
+        ),
+        (
+            "no logprobs",
+            json(
+                200,
+                &json!({"choices": [{"text": " Hi", "logprobs": null}]}),
+            ),
+        ),
+    ];
+    for (name, reply) in cases {
+        let reply = std::sync::Mutex::new(Some(reply));
+        let server = Server::start(move |_, _| {
+            reply
+                .lock()
+                .unwrap()
+                .take()
+                .unwrap_or_else(|| json(500, &json!({})))
+        });
+        let err = backend(&server)
+            .generate(&completion_prompt(), &Params::default())
+            .unwrap_err();
+        let expected = match name {
+            "400" => matches!(err, GenerateError::Status { status: 400, .. }),
+            "malformed" => matches!(err, GenerateError::Malformed { .. }),
+            _ => matches!(err, GenerateError::NoLogprobs { .. }),
+        };
+        assert!(expected, "{name}: {err}");
+        assert_eq!(server.requests(), 1, "{name}: not retried");
+    }
+}
+
+#[test]
+fn the_api_key_is_sent_but_never_shown() {
+    const KEY: &str = "sk-test-5ecret-key-123";
+    // A hostile server that echoes the key back in its error.
+    let server = Server::start(|seen, _| {
+        json(
+            401,
+            &json!({"error": format!("bad key {:?}", seen.authorization)}),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let prompts = dir.path().join("p.jsonl");
+    std::fs::write(&prompts, "{\"id\": \"a\", \"prompt\": \"x\"}\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["generate", "--backend", "openai", "--model", "m"])
+        .args(["--base-url", &server.base_url])
+        .args(["--api-key-env", "CODECAL_TEST_API_KEY"])
+        .arg("--prompts")
+        .arg(&prompts)
+        .arg("--out")
+        .arg(dir.path().join("out.jsonl"))
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .env("CODECAL_TEST_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stderr.contains("HTTP 401"), "{stderr}");
+    assert!(
+        stderr.contains("prompt a"),
+        "the error names the prompt: {stderr}"
+    );
+    assert!(!stderr.contains(KEY) && !stdout.contains(KEY), "{stderr}");
+    assert!(
+        !dir.path().join("out.jsonl").exists(),
+        "no output on failure"
+    );
+    let seen = server.seen.lock().unwrap();
+    assert_eq!(
+        seen[0].authorization.as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+}
+
+#[test]
+fn a_missing_key_variable_is_named() {
+    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["generate", "--backend", "openai", "--model", "m"])
+        .args(["--base-url", "http://127.0.0.1:9/v1"])
+        .args(["--api-key-env", "CODECAL_TEST_UNSET_KEY_VAR"])
+        .args([
+            "--prompts",
+            "tests/fixtures/prompts_small.jsonl",
+            "--out",
+            "/dev/null",
+        ])
+        .env_remove("CODECAL_TEST_UNSET_KEY_VAR")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("CODECAL_TEST_UNSET_KEY_VAR is not set"),
+        "{stderr}"
+    );
+}
