@@ -1,4 +1,5 @@
-//! Where model files live, and their set-up on first use.
+//! Where model files live (all-MiniLM-L6-v2 with ONNX Runtime for scoring,
+//! SmolLM2-135M-Instruct for generation), and their set-up on first use.
 //!
 //! The files are installed under codecal's home (`CODECAL_HOME`, else
 //! `$XDG_CACHE_HOME/codecal`, else `~/.cache/codecal`) by

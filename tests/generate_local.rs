@@ -21,7 +21,9 @@ fn load(weights: Weights) -> Option<LocalBackend> {
 
 #[test]
 fn tokenizer_from_gguf_metadata_gives_known_ids() {
-    let Some(backend) = load(Weights::F32) else { return };
+    let Some(backend) = load(Weights::F32) else {
+        return;
+    };
     let tokenizer = backend.tokenizer();
     let id = |t: &str| tokenizer.token_to_id(t).unwrap();
     // Control tokens (token_type 3) are the first ids and match whole.
@@ -59,7 +61,10 @@ fn check_against_teacher_forcing(weights: Weights, tolerance: f64) {
     for code in [JAVA, PYTHON] {
         let g = backend.generate_ids(&seed_prompt(code), &params).unwrap();
         let text = &g.generation.text;
-        eprintln!("{weights:?} summary of {:?}: {text:?}", code.lines().next().unwrap());
+        eprintln!(
+            "{weights:?} summary of {:?}: {text:?}",
+            code.lines().next().unwrap()
+        );
         assert!(!text.trim().is_empty(), "a summary was written");
         assert!(!text.contains('\n'), "generation stops at a newline");
         assert_eq!(g.generation.tokens.len(), g.generated_ids.len());
@@ -99,7 +104,9 @@ fn quantized_generation_logprobs_are_close_to_teacher_forcing() {
 
 #[test]
 fn chat_prompts_use_the_chatml_template() {
-    let Some(backend) = load(Weights::F32) else { return };
+    let Some(backend) = load(Weights::F32) else {
+        return;
+    };
     let prompt = Prompt::Chat(vec![codecal::prompt::Message::new("user", "Hi")]);
     let text = backend.render(&prompt);
     assert!(text.starts_with("<|im_start|>system\nYou are a helpful AI assistant named SmolLM"));
