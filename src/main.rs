@@ -337,10 +337,26 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("codecal: error: {err:#}");
+            eprintln!("codecal: error: {}", one_line(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes on one line, each cause only where the message
+/// above it does not already quote it (our errors often include their source).
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line += ": ";
+            }
+            line += &text;
+        }
+    }
+    line
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {

@@ -225,3 +225,86 @@ fn a_missing_key_variable_is_named() {
         "{stderr}"
     );
 }
+
+#[test]
+fn generate_command_writes_measures_and_reflective_answers() {
+    // Main answers, an Ask-True judge, and a verbalized probability that never parses.
+    let server = Server::start(|seen, _| {
+        if seen.path.ends_with("/chat/completions") {
+            return json(200, &chat(&[("Tells", 0.9)]));
+        }
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        if prompt.contains("Answer True or False") {
+            let top = json!([{" True": 0.6f64.ln(), " False": 0.2f64.ln(), " Maybe": 0.1f64.ln()}]);
+            let mut reply = completion(&[(" True", 0.6)]);
+            reply["choices"][0]["logprobs"]["top_logprobs"] = top;
+            json(200, &reply)
+        } else if prompt.contains("What is the probability") {
+            json(200, &completion(&[(" not", 0.5), (" sure", 0.5)]))
+        } else {
+            ok_completion()
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["generate", "--backend", "openai", "--model", "m"])
+        .args(["--base-url", &server.base_url, "--retry-base-ms", "10"])
+        .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
+        .args([
+            "--reflective",
+            "ask-true",
+            "--reflective",
+            "verbalized-probability",
+        ])
+        .args(["--first-k", "1"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first = &rows[0];
+    assert_eq!(first["id"], "p1");
+    assert_eq!(
+        first["reference"], "Adds two numbers .",
+        "the prompt line's fields carry over"
+    );
+    let confidence = &first["confidence"];
+    assert!((confidence["average_token_probability"].as_f64().unwrap() - 0.7).abs() < 1e-12);
+    assert!(
+        (confidence["average_token_probability_first1"]
+            .as_f64()
+            .unwrap()
+            - 0.5)
+            .abs()
+            < 1e-12
+    );
+    let ask = &first["reflective"]["ask-true"];
+    assert!((ask["confidence"].as_f64().unwrap() - 0.6).abs() < 1e-12);
+    assert!((ask["p_true_normalized"].as_f64().unwrap() - 0.75).abs() < 1e-12);
+    assert_eq!(ask["template_sha256"].as_str().unwrap().len(), 64);
+    let verbal = &first["reflective"]["verbalized-probability"];
+    assert_eq!(verbal["confidence"], json!(0.5));
+    assert_eq!(verbal["fallback"], json!(true));
+    assert_eq!(verbal["attempts"], json!(4));
+    // The retries were asked at temperature 1, three for each of the three
+    // prompts (the chat one's replies hold no number either); p3 went to chat.
+    let seen = server.seen.lock().unwrap();
+    let retries = seen
+        .iter()
+        .filter(|s| s.body["temperature"] == json!(1.0))
+        .count();
+    assert_eq!(retries, 3 * 3);
+    assert!(seen.iter().any(|s| s.path.ends_with("/chat/completions")));
+}
