@@ -5,9 +5,14 @@
 //! Python's textwrap.py). Prefill rate = prompt tokens / time to the first
 //! generated token; decode rate = further tokens / their time. Best of 3.
 //!
-//! The issue asks for llama.cpp on the same GGUF beside these numbers; that
-//! baseline is not built here yet, so this bench reports codecal alone.
+//! The baseline is llama.cpp on the same GGUF and prompt, in the same run:
+//! `benches/llama_cpp/build.sh` builds it from the llama-cpp-sys-2 crate's
+//! sources (first run only) and `timing.cpp` measures it the same way. The
+//! bench also checks that llama.cpp's tokenizer gives the prompt the same
+//! ids as codecal's, which tests the tokenizer rebuilt from GGUF metadata.
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use candle_core::Device;
@@ -47,18 +52,103 @@ fn main() {
     let text: String = source.chars().take(2800).collect();
     // A prompt that does not invite an early end token.
     let prompt = Prompt::Completion(format!("{text}\n\nExplain this module in detail:\n"));
-    println!("| weights | prompt tokens | prefill tok/s | decode tok/s |");
-    println!("|---|---|---|---|");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let baseline = llama_cpp(&gguf, prompt_text(&prompt), threads);
+    println!(
+        "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill ratio | decode ratio |"
+    );
+    println!("|---|---|---|---|---|---|");
+    if let Some(b) = &baseline {
+        println!(
+            "| llama.cpp ({threads} threads) | {} | {:.0} | {:.1} | 1 | 1 |",
+            b.prompt_tokens, b.prefill, b.decode
+        );
+    }
     for weights in [Weights::F32, Weights::Quantized] {
         let backend = LocalBackend::load(&gguf, "bench", &Device::Cpu, weights).expect("load");
         let (first, g) = timed(&backend, &prompt, 1);
         let prompt_tokens = g.prompt_tokens.unwrap_or(0);
         let (all, g) = timed(&backend, &prompt, DECODE_TOKENS + 1);
         let decoded = g.tokens.len().saturating_sub(1).max(1);
+        let (prefill, decode) = (prompt_tokens as f64 / first, decoded as f64 / (all - first));
+        let ratio = |ours: f64, theirs: Option<f64>| {
+            theirs.map_or("-".to_owned(), |t| format!("{:.2}x", ours / t))
+        };
         println!(
-            "| {weights:?} | {prompt_tokens} | {:.0} | {:.1} |",
-            prompt_tokens as f64 / first,
-            decoded as f64 / (all - first)
+            "| codecal {weights:?} | {prompt_tokens} | {prefill:.0} | {decode:.1} | {} | {} |",
+            ratio(prefill, baseline.as_ref().map(|b| b.prefill)),
+            ratio(decode, baseline.as_ref().map(|b| b.decode)),
         );
+        if let (Some(b), Weights::F32) = (&baseline, weights) {
+            let ours = backend.encode(prompt_text(&prompt)).expect("encode");
+            println!(
+                "\ntokenizer check: llama.cpp and codecal give the prompt {} ids ({} and {} ids)\n",
+                if ours == b.ids {
+                    "the same"
+                } else {
+                    "DIFFERENT"
+                },
+                b.ids.len(),
+                ours.len()
+            );
+        }
     }
+}
+
+fn prompt_text(prompt: &Prompt) -> &str {
+    match prompt {
+        Prompt::Completion(text) => text,
+        Prompt::Chat(_) => unreachable!("the bench prompt is a completion"),
+    }
+}
+
+struct Baseline {
+    prompt_tokens: usize,
+    prefill: f64,
+    decode: f64,
+    ids: Vec<u32>,
+}
+
+/// llama.cpp's rates on the same prompt, or None (with the reason) where it cannot be built.
+fn llama_cpp(gguf: &Path, prompt: &str, threads: usize) -> Option<Baseline> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let built = Command::new("bash")
+        .arg(root.join("benches/llama_cpp/build.sh"))
+        .output()
+        .ok()?;
+    if !built.status.success() {
+        eprintln!(
+            "llama.cpp baseline not built: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        return None;
+    }
+    let program = String::from_utf8_lossy(&built.stdout).trim().to_owned();
+    let prompt_file = root.join("target/llama-cpp/prompt.txt");
+    std::fs::write(&prompt_file, prompt).ok()?;
+    let out = Command::new(program)
+        .arg(gguf)
+        .arg(&prompt_file)
+        .arg(DECODE_TOKENS.to_string())
+        .arg(threads.to_string())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "llama.cpp baseline failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some(Baseline {
+        prompt_tokens: v["prompt_tokens"].as_u64()? as usize,
+        prefill: v["prefill_tokens_per_s"].as_f64()?,
+        decode: v["decode_tokens_per_s"].as_f64()?,
+        ids: v["ids"]
+            .as_array()?
+            .iter()
+            .filter_map(|i| i.as_u64().map(|i| i as u32))
+            .collect(),
+    })
 }

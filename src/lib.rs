@@ -7,7 +7,8 @@
 //! `score` measures similarity to a reference
 //! (with models set up by `models`), `thresholds` picks score thresholds
 //! from human ratings, `calibrate` measures and rescales
-//! confidence, `report` renders results, and `artifact` writes files atomically. The CLI
+//! confidence, `report` renders results, `pipeline` joins every stage in one
+//! resumable run, and `artifact` writes files atomically. The CLI
 //! in `main.rs` is a thin shell over these.
 
 pub mod artifact;
@@ -16,6 +17,7 @@ pub mod confidence;
 pub mod corpus;
 pub mod generate;
 pub mod models;
+pub mod pipeline;
 pub mod prompt;
 pub mod report;
 pub mod retrieve;

@@ -18,7 +18,7 @@ use codecal::corpus::{Record, dedupe, read_codexglue, to_jsonl};
 use codecal::models::ModelHome;
 use codecal::prompt::{PromptStyle, Template};
 use codecal::report;
-use codecal::retrieve::{Exclude, PromptOptions};
+use codecal::retrieve::{Exclude, ExemplarSearch, PromptOptions, RetrieveMode};
 use codecal::score::{Device, EmbedOptions, OnnxEmbedder, Pair, Scorer, Tokenization};
 use codecal::table::{Format, Table};
 use codecal::thresholds::file::{OperatingPointName, read_threshold};
@@ -51,6 +51,10 @@ enum Command {
     /// server), with token log-probabilities and confidence measures; every
     /// answer is cached, so a rerun or a resumed run asks for nothing twice.
     Generate(commands::generate::GenerateArgs),
+    /// Run the whole pipeline (corpus, retrieval, generation, scoring,
+    /// labels, calibration, report) from a TOML config, resumably; with no
+    /// --config, the embedded default on the local Python standard library.
+    Run(commands::run::RunArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
     /// SmolLM2-135M-Instruct) into CODECAL_HOME (default ~/.cache/codecal).
     /// Other subcommands do it on first use.
@@ -324,15 +328,6 @@ struct RetrieveArgs {
     out: PathBuf,
 }
 
-/// The retrieval back-ends.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RetrieveMode {
-    /// rank_bm25's BM25Okapi, bit for bit.
-    RankBm25,
-    /// A persistent tantivy index.
-    Tantivy,
-}
-
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -368,6 +363,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Corpus(CorpusCommand::Mine(args)) => run_mine(args),
         Command::Corpus(CorpusCommand::Sample(args)) => run_sample(args),
         Command::Generate(args) => commands::generate::run(args),
+        Command::Run(args) => commands::run::run(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
             let files = home.ensure_minilm()?;
@@ -638,10 +634,8 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
     } else {
         read_records(&args.queries, args.strict)?
     };
-    let hits = match args.mode {
-        RetrieveMode::RankBm25 => {
-            codecal::retrieve::rank_bm25(&pool, &queries, same_file, args.k, args.exclude)
-        }
+    let index = match args.mode {
+        RetrieveMode::RankBm25 => None,
         RetrieveMode::Tantivy => {
             let fingerprint = codecal::retrieve::index::pool_fingerprint(&args.pool)
                 .with_context(|| format!("{}: cannot read", args.pool.display()))?;
@@ -653,9 +647,17 @@ fn run_retrieve(args: RetrieveArgs) -> anyhow::Result<()> {
                     &fingerprint,
                 ),
             };
-            codecal::retrieve::tantivy(&pool, &queries, &dir, &fingerprint, args.k, args.exclude)?
+            Some((dir, fingerprint))
         }
     };
+    let search = ExemplarSearch {
+        mode: args.mode,
+        k: args.k,
+        exclude: args.exclude,
+        same_file,
+        index,
+    };
+    let hits = codecal::retrieve::find_exemplars(&pool, &queries, &search)?;
     let prompts = PromptOptions {
         template: &template,
         style: args.prompt_style,

@@ -152,6 +152,11 @@ impl Table {
         Ok(table)
     }
 
+    /// The column names, in file order.
+    pub fn column_names(&self) -> &[String] {
+        &self.columns
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -2,18 +2,17 @@
 //! response cache, and write one JSON line per prompt.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use codecal::confidence::reflective::{Measure, Templates};
 use codecal::generate::batch::read_prompts;
 use codecal::generate::cache::Cache;
-use codecal::generate::openai::{OpenAiBackend, OpenAiConfig};
 use codecal::generate::stage::{self, StageOptions};
 use codecal::generate::{Backend, Params};
 use codecal::models::ModelHome;
+use codecal::pipeline::BackendConfig;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BackendKind {
@@ -145,52 +144,39 @@ fn params(args: &GenerateArgs) -> Params {
 }
 
 fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
-    match args.backend {
+    let kind = match args.backend {
         BackendKind::Openai => {
-            let base_url = args
-                .base_url
-                .as_deref()
-                .context("--backend openai needs --base-url")?;
-            let model = args
-                .model
-                .as_deref()
-                .context("--backend openai needs --model")?;
-            let mut config = OpenAiConfig::new(base_url, model);
-            config.api_key_env = args.api_key_env.clone();
-            config.concurrency = args.concurrency;
-            config.timeout = Duration::from_secs_f64(args.timeout.max(0.001));
-            config.max_retries = args.max_retries;
-            config.retry_base = Duration::from_millis(args.retry_base_ms);
-            config.require_logprobs = !args.allow_missing_logprobs;
-            Ok(Box::new(OpenAiBackend::new(config)?))
+            anyhow::ensure!(args.base_url.is_some(), "--backend openai needs --base-url");
+            anyhow::ensure!(args.model.is_some(), "--backend openai needs --model");
+            "openai"
         }
-        BackendKind::Local => local_backend(args, home),
-    }
+        BackendKind::Local => "local",
+    };
+    let config = BackendConfig {
+        kind: kind.to_owned(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        api_key_env: args.api_key_env.clone(),
+        concurrency: args.concurrency,
+        timeout_s: args.timeout,
+        max_retries: args.max_retries,
+        retry_base_ms: args.retry_base_ms,
+        lm_weights: lm_weights(args),
+        require_logprobs: !args.allow_missing_logprobs,
+    };
+    codecal::pipeline::open_backend(&config, home).map_err(anyhow::Error::msg)
 }
 
 #[cfg(feature = "local")]
-fn local_backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
-    use codecal::generate::local::{LocalBackend, Weights};
-    let gguf = home.ensure_smollm2()?;
-    let name = args
-        .model
-        .as_deref()
-        .unwrap_or("SmolLM2-135M-Instruct-Q4_1");
-    let weights = match args.lm_weights {
-        Weights::F32 => "f32",
-        Weights::Quantized => "quantized",
-    };
-    Ok(Box::new(LocalBackend::load(
-        &gguf,
-        &format!("{name}@{weights}"),
-        &candle_core::Device::Cpu,
-        args.lm_weights,
-    )?))
+fn lm_weights(args: &GenerateArgs) -> Option<String> {
+    args.lm_weights
+        .to_possible_value()
+        .map(|v| v.get_name().to_owned())
 }
 
 #[cfg(not(feature = "local"))]
-fn local_backend(_: &GenerateArgs, _: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
-    anyhow::bail!("this codecal was built without the `local` feature; use --backend openai")
+fn lm_weights(_: &GenerateArgs) -> Option<String> {
+    None
 }
 
 /// A bar with count, rate and ETA on stderr (hidden when stderr is not a terminal).

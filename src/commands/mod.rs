@@ -1,3 +1,4 @@
 //! Subcommands whose flags and glue are long enough to live apart from `main.rs`.
 
 pub mod generate;
+pub mod run;

@@ -168,6 +168,11 @@ impl Templates {
         Ok(Templates { texts })
     }
 
+    /// The sha256 of the template in use for `measure`.
+    pub fn hash(&self, measure: Measure) -> &str {
+        &self.texts[&measure].1
+    }
+
     fn get(&self, measure: Measure) -> (&str, &str) {
         let (text, hash) = &self.texts[&measure];
         (text, hash)

@@ -97,6 +97,47 @@ pub fn tantivy(
         .collect()
 }
 
+/// The retrieval back-ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RetrieveMode {
+    /// rank_bm25's BM25Okapi, bit for bit.
+    RankBm25,
+    /// A persistent tantivy index.
+    Tantivy,
+}
+
+/// What to search for each query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExemplarSearch {
+    pub mode: RetrieveMode,
+    pub k: usize,
+    pub exclude: Exclude,
+    /// The queries are the pool itself (rank-bm25 then leaves each one out).
+    pub same_file: bool,
+    /// Tantivy: the index directory and the pool's fingerprint.
+    pub index: Option<(std::path::PathBuf, String)>,
+}
+
+/// The `k` best exemplars of each query, by the mode `search` names.
+pub fn find_exemplars(
+    pool: &[Record],
+    queries: &[Record],
+    search: &ExemplarSearch,
+) -> Result<Vec<Vec<Hit>>, IndexError> {
+    match (search.mode, &search.index) {
+        (RetrieveMode::Tantivy, Some((dir, fingerprint))) => {
+            tantivy(pool, queries, dir, fingerprint, search.k, search.exclude)
+        }
+        _ => Ok(rank_bm25(
+            pool,
+            queries,
+            search.same_file,
+            search.k,
+            search.exclude,
+        )),
+    }
+}
+
 /// How each query's prompt is built from its exemplars.
 pub struct PromptOptions<'a> {
     pub template: &'a Template,
@@ -105,7 +146,7 @@ pub struct PromptOptions<'a> {
     pub budget: Option<usize>,
 }
 
-/// One JSON line per query: `{"id", "reference", "code", "exemplars": [{"id", "score"}], "prompt"}`,
+/// One JSON line per query: `{"id", "repo", "language", "reference", "code", "exemplars": [{"id", "score"}], "prompt"}`,
 /// exemplars best first.
 pub fn prompts_jsonl(
     pool: &[Record],
@@ -137,6 +178,8 @@ pub fn prompts_jsonl(
             .collect();
         let line = serde_json::json!({
             "id": query.id,
+            "repo": query.repo,
+            "language": query.language,
             "reference": query.reference,
             "code": query.code,
             "exemplars": listed,

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds llama.cpp from the sources in the llama-cpp-sys-2 crate (fetched by
+# cargo, the only client we may download with; the crate leaves out
+# llama-bench, so timing.cpp beside this script does its job through the C
+# API) into target/llama-cpp/, and prints the timing program's path. The
+# generate bench runs it on the same GGUF as codecal.
+# Needs cmake and a C++ compiler; as root it installs cmake from Debian.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+out="$root/target/llama-cpp"
+bench="$out/llama-timing"
+if [[ -x "$bench" ]]; then
+    echo "$bench"
+    exit 0
+fi
+if ! command -v cmake >/dev/null; then
+    if [[ $(id -u) -eq 0 ]]; then
+        apt-get update -qq >&2 && apt-get install -y -qq cmake >&2
+    else
+        echo "llama.cpp baseline: cmake is missing (apt-get install cmake)" >&2
+        exit 1
+    fi
+fi
+mkdir -p "$out/fetch/src"
+cp "$root/benches/llama_cpp/Cargo.toml.in" "$out/fetch/Cargo.toml"
+touch "$out/fetch/src/lib.rs"
+# The crate's version is pinned in Cargo.toml.in; cargo verifies its checksum.
+cargo fetch --quiet --manifest-path "$out/fetch/Cargo.toml" >&2
+src=$(cargo metadata --format-version 1 --manifest-path "$out/fetch/Cargo.toml" |
+    python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"]=="llama-cpp-sys-2"))')
+# Not GGML_NATIVE: -march=native turns on ggml's AMX kernels, which die with
+# SIGILL where the kernel or sandbox does not grant AMX state (as here). Every
+# other vector extension this CPU family has is on.
+cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
+    -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+    -DGGML_AVX_VNNI=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON \
+    -DGGML_AVX512_BF16=ON \
+    -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_COMMON=OFF >&2
+cmake --build "$out/build" --target llama -j "$(nproc)" >&2
+g++ -O2 -std=c++17 "$root/benches/llama_cpp/timing.cpp" -o "$bench.partial" \
+    -I "$src/llama.cpp/include" -I "$src/llama.cpp/ggml/include" \
+    -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2
+mv "$bench.partial" "$bench"
+echo "$bench"

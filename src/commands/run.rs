@@ -1,0 +1,96 @@
+//! `codecal run`: the whole pipeline from a config file (or the embedded
+//! default), with one progress bar per stage and a timing summary.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use clap::Args;
+
+use codecal::pipeline::{DEFAULT_CONFIG, Existing, Progress, RunConfig};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The run's TOML config (see configs/README.md); default: the embedded
+    /// configs/default.toml (the local Python standard library, SmolLM2, MiniLM).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Continue an existing run directory: unchanged stages are reused and
+    /// generation resumes through its cache.
+    #[arg(long, conflicts_with = "fresh")]
+    resume: bool,
+    /// Delete an existing run directory first.
+    #[arg(long)]
+    fresh: bool,
+    /// Put the run directory here instead of the config's runs_dir/name.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let mut config = match &args.config {
+        Some(path) => RunConfig::read(path)?,
+        // The embedded default's paths are relative to its place in the repository.
+        None => RunConfig::parse(
+            DEFAULT_CONFIG,
+            Path::new("configs/default.toml (built in)"),
+            Path::new("configs"),
+        )?,
+    };
+    if let Some(out) = &args.out {
+        config.runs_dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+        config.name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| config.name.clone());
+    }
+    let existing = match (args.resume, args.fresh) {
+        (true, _) => Existing::Resume,
+        (_, true) => Existing::Fresh,
+        _ => Existing::Refuse,
+    };
+    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+    let on_progress = |event: Progress| {
+        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Progress::Start { stage, steps } => {
+                let new = super::generate::progress_bar(steps, stage);
+                if steps == 0 {
+                    new.set_style(
+                        indicatif::ProgressStyle::with_template("{prefix:>10} {spinner} {elapsed}")
+                            .expect("valid template"),
+                    );
+                    new.enable_steady_tick(std::time::Duration::from_millis(200));
+                }
+                *bar = Some(new);
+            }
+            Progress::Step => {
+                if let Some(bar) = bar.as_ref() {
+                    bar.inc(1);
+                }
+            }
+            Progress::Finish {
+                stage,
+                seconds,
+                skipped,
+            } => {
+                if let Some(bar) = bar.take() {
+                    bar.finish_and_clear();
+                }
+                if skipped {
+                    eprintln!("codecal: {stage}: unchanged, reused");
+                } else {
+                    eprintln!("codecal: {stage}: {seconds:.1} s");
+                }
+            }
+        }
+    };
+    let summary = codecal::pipeline::run(&config, existing, &on_progress)?;
+    let total: f64 = summary.stages.iter().map(|s| s.seconds).sum();
+    eprintln!(
+        "codecal: run finished in {total:.1} s: {}",
+        summary.report.display()
+    );
+    let report = std::fs::read_to_string(&summary.report)?;
+    print!("{report}");
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! `codecal run`: every stage from a corpus to a report, in one run
+//! directory, resumable.
+//!
+//! Stages: records → sample (queries and pool per language) → prompts (BM25
+//! exemplars) → generations (one file per backend, through the response
+//! cache in the run directory) → scores → labels → calibration → report.
+//! Each stage's inputs (its config section and the hashes of the artifacts
+//! it reads) are hashed; a stage whose hash is in the manifest with its
+//! artifacts present is skipped, so a changed config re-runs only what it
+//! affects and an interrupted run continues where it stopped. Artifacts are
+//! written whole (temporary file, then rename). What a stage computes lives
+//! in its own module (`corpus`, `retrieve`, `generate`, `score`,
+//! `calibrate`); this module only wires them and keeps the books.
+
+pub mod config;
+mod report;
+mod stages;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::artifact::{WriteError, create_dir, write_atomic};
+pub use config::{BackendConfig, ConfigError, RunConfig};
+pub use stages::open_backend;
+
+/// The embedded default: the local Python standard library, SmolLM2, MiniLM.
+pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
+
+/// What the caller sees of a run's progress.
+pub enum Progress<'a> {
+    /// A stage starts, with its number of steps (0 when unknown).
+    Start {
+        stage: &'a str,
+        steps: u64,
+    },
+    Step,
+    /// The stage ended; `skipped` when its artifacts were reused.
+    Finish {
+        stage: &'a str,
+        seconds: f64,
+        skipped: bool,
+    },
+}
+
+/// How to treat an existing run directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse to touch it.
+    Refuse,
+    /// Continue it: unchanged stages are reused.
+    Resume,
+    /// Delete it and start over.
+    Fresh,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{0} already holds a run; pass --resume to continue it or --fresh to start over")]
+    Exists(PathBuf),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("{path}: {message}")]
+    Artifact { path: PathBuf, message: String },
+    #[error("stage {stage}: {message}")]
+    Stage { stage: String, message: String },
+}
+
+/// One stage's entry in the manifest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub input_hash: String,
+    pub outputs: Vec<String>,
+    pub seconds: f64,
+}
+
+/// `manifest.json`: what made this run directory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub codecal_version: String,
+    pub config: serde_json::Value,
+    /// sha256 of each model file, by name.
+    pub models: BTreeMap<String, String>,
+    pub stages: BTreeMap<String, StageRecord>,
+}
+
+/// Per-stage wall time of a finished run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageTime {
+    pub stage: String,
+    pub seconds: f64,
+    pub skipped: bool,
+}
+
+/// A finished run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub dir: PathBuf,
+    pub stages: Vec<StageTime>,
+    pub report: PathBuf,
+}
+
+/// Runs `config` into `runs_dir/name`.
+pub fn run(
+    config: &RunConfig,
+    existing: Existing,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<RunSummary, PipelineError> {
+    config.check()?;
+    let dir = config.runs_dir.join(&config.name);
+    let manifest_path = dir.join("manifest.json");
+    match (manifest_path.exists(), existing) {
+        (true, Existing::Refuse) => return Err(PipelineError::Exists(dir)),
+        (true, Existing::Fresh) => {
+            std::fs::remove_dir_all(&dir).map_err(|e| PipelineError::Artifact {
+                path: dir.clone(),
+                message: format!("cannot remove: {e}"),
+            })?
+        }
+        _ => {}
+    }
+    create_dir(&dir)?;
+    let manifest = read_manifest(&manifest_path).unwrap_or_default();
+    let mut books = Books {
+        dir: dir.clone(),
+        manifest,
+        times: Vec::new(),
+        on_progress,
+    };
+    books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
+    books.manifest.config = serde_json::to_value(config).unwrap_or_default();
+    stages::all(config, &mut books)?;
+    Ok(RunSummary {
+        report: dir.join("report.md"),
+        dir,
+        stages: books.times,
+    })
+}
+
+fn read_manifest(path: &Path) -> Option<Manifest> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// The run directory's bookkeeping: which stages ran on which inputs.
+pub(crate) struct Books<'a> {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub times: Vec<StageTime>,
+    pub on_progress: &'a (dyn Fn(Progress) + Sync),
+}
+
+impl Books<'_> {
+    /// Runs `build` unless the manifest shows `stage` done on the same
+    /// `inputs` with every output present. `build` writes the outputs (paths
+    /// relative to the run directory) and gets the step count's progress.
+    pub fn stage(
+        &mut self,
+        stage: &str,
+        inputs: &[String],
+        outputs: &[String],
+        steps: u64,
+        build: impl FnOnce(&Path) -> Result<(), PipelineError>,
+    ) -> Result<(), PipelineError> {
+        let input_hash = hash_strings(inputs);
+        let done = self.manifest.stages.get(stage).is_some_and(|record| {
+            record.input_hash == input_hash && outputs.iter().all(|o| self.dir.join(o).exists())
+        });
+        if done {
+            (self.on_progress)(Progress::Finish {
+                stage,
+                seconds: 0.0,
+                skipped: true,
+            });
+            self.times.push(StageTime {
+                stage: stage.to_owned(),
+                seconds: 0.0,
+                skipped: true,
+            });
+            return Ok(());
+        }
+        (self.on_progress)(Progress::Start { stage, steps });
+        let start = Instant::now();
+        build(&self.dir)?;
+        let seconds = start.elapsed().as_secs_f64();
+        self.manifest.stages.insert(
+            stage.to_owned(),
+            StageRecord {
+                input_hash,
+                outputs: outputs.to_vec(),
+                seconds,
+            },
+        );
+        let text = serde_json::to_string_pretty(&self.manifest).unwrap_or_default();
+        write_atomic(&self.dir.join("manifest.json"), text.as_bytes())?;
+        (self.on_progress)(Progress::Finish {
+            stage,
+            seconds,
+            skipped: false,
+        });
+        self.times.push(StageTime {
+            stage: stage.to_owned(),
+            seconds,
+            skipped: false,
+        });
+        Ok(())
+    }
+
+    /// sha256 of an artifact, for the inputs of the stages that read it.
+    pub fn file_hash(&self, relative: &str) -> Result<String, PipelineError> {
+        let path = self.dir.join(relative);
+        let bytes = std::fs::read(&path).map_err(|e| PipelineError::Artifact {
+            path,
+            message: e.to_string(),
+        })?;
+        Ok(hex(&Sha256::digest(&bytes)))
+    }
+}
+
+pub(crate) fn hash_strings(parts: &[String]) -> String {
+    let mut digest = Sha256::new();
+    for part in parts {
+        digest.update((part.len() as u64).to_le_bytes());
+        digest.update(part.as_bytes());
+    }
+    hex(&digest.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

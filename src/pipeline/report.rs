@@ -1,0 +1,507 @@
+//! The last stage of `codecal run`: label each generation with the
+//! thresholds, calibrate every language x model x measure x operating
+//! point, and write the summarization seed's tables (Markdown, CSV, LaTeX)
+//! and reliability diagrams.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::PipelineError;
+use super::config::{RunConfig, enum_value};
+use super::stages::{read_jsonl, text_field};
+use crate::artifact::{create_dir, write_atomic};
+use crate::calibrate::{
+    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method,
+    calibrate,
+};
+use crate::table::{Format, Table};
+use crate::thresholds::file::{OperatingPointName, read_threshold};
+
+/// Similarity metrics reported in Table I beside the one that labels.
+const TABLE_ONE_METRICS: [&str; 3] = ["bleu4_codexglue", "rouge_l_f", "bertscore_f"];
+
+/// One generation with what calibration needs.
+struct Item {
+    id: String,
+    language: String,
+    repo: String,
+    /// Measure name -> confidence, where the measure gave one.
+    confidence: BTreeMap<String, f64>,
+    /// Similarity metric name -> value.
+    similarity: BTreeMap<String, f64>,
+}
+
+/// A calibration result with where it belongs in the tables.
+struct Cell {
+    language: String,
+    model: String,
+    measure: String,
+    reflective: bool,
+    point: String,
+    report: CalibrationReport,
+}
+
+fn stage_error(message: impl std::fmt::Display) -> PipelineError {
+    PipelineError::Stage {
+        stage: "calibrate".into(),
+        message: message.to_string(),
+    }
+}
+
+pub(crate) fn calibrate_and_report(
+    config: &RunConfig,
+    dir: &Path,
+    labels: &[String],
+) -> Result<(), PipelineError> {
+    let options = CalibrateOptions {
+        method: enum_value("calibration.method", &config.calibration.method)?,
+        penalty: true,
+        cv: enum_value("calibration.cv", &config.calibration.cv)?,
+        folds: config.calibration.folds,
+        bins: BinSpec {
+            count: config.calibration.bins,
+            binning: Binning::EqualWidth,
+        },
+        bootstrap: config.calibration.bootstrap,
+        bootstrap_by_group: false,
+        seed: config.calibration.seed,
+    };
+    let mut points = Vec::new();
+    for name in &config.scoring.operating_points {
+        let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
+        let threshold = read_threshold(&config.scoring.thresholds, point)
+            .map_err(stage_error)?
+            .threshold;
+        points.push((point.section().to_owned(), threshold));
+    }
+    let measures: Vec<(String, bool)> = config
+        .calibration
+        .confidence
+        .iter()
+        .map(|m| (m.clone(), false))
+        .chain(
+            config
+                .generation
+                .reflective
+                .iter()
+                .map(|m| (m.clone(), true)),
+        )
+        .collect();
+    let metric = &config.scoring.metric;
+    let mut cells = Vec::new();
+    let mut spearman = Vec::new();
+    for label in labels {
+        let items = load_items(dir, label)?;
+        write_labels(dir, label, &items, metric, &measures, &points)?;
+        for language in items
+            .iter()
+            .map(|i| i.language.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let items: Vec<&Item> = items.iter().filter(|i| i.language == language).collect();
+            for (measure, reflective) in &measures {
+                let rows: Vec<&Item> = items
+                    .iter()
+                    .copied()
+                    .filter(|i| {
+                        i.confidence.contains_key(measure) && i.similarity.contains_key(metric)
+                    })
+                    .collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                let data = |target: &str, threshold: f64| CalibrationData {
+                    confidence: rows.iter().map(|i| i.confidence[measure]).collect(),
+                    correct: rows
+                        .iter()
+                        .map(|i| i.similarity[metric] >= threshold)
+                        .collect(),
+                    groups: Some(rows.iter().map(|i| i.repo.clone()).collect()),
+                    target: Some(
+                        rows.iter()
+                            .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
+                            .collect(),
+                    ),
+                };
+                for (point, threshold) in &points {
+                    let report =
+                        calibrate(&data(metric, *threshold), &options).map_err(stage_error)?;
+                    let out = dir
+                        .join("calibration")
+                        .join(&language)
+                        .join(label)
+                        .join(measure)
+                        .join(point);
+                    crate::report::write_calibration_dir(&out, &report).map_err(stage_error)?;
+                    cells.push(Cell {
+                        language: language.clone(),
+                        model: label.clone(),
+                        measure: measure.clone(),
+                        reflective: *reflective,
+                        point: point.clone(),
+                        report,
+                    });
+                }
+                let raw_only = CalibrateOptions {
+                    method: Method::None,
+                    ..options.clone()
+                };
+                let mut rhos = vec![language.clone(), label.clone(), measure.clone()];
+                for target in std::iter::once(metric.as_str()).chain(TABLE_ONE_METRICS) {
+                    let report =
+                        calibrate(&data(target, points[0].1), &raw_only).map_err(stage_error)?;
+                    rhos.push(with_ci(
+                        report.raw.metrics.spearman,
+                        &report.raw,
+                        "spearman",
+                    ));
+                }
+                spearman.push(rhos);
+            }
+        }
+    }
+    write_tables(config, dir, &cells, spearman)
+}
+
+fn load_items(dir: &Path, label: &str) -> Result<Vec<Item>, PipelineError> {
+    let rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+    let scores_path = dir.join(format!("scores/{label}.csv"));
+    let table = Table::read(&scores_path, Some(Format::Csv)).map_err(stage_error)?;
+    let ids = table.column("id").map_err(stage_error)?;
+    let mut similarity: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let names: Vec<String> = table
+        .column_names()
+        .iter()
+        .filter(|c| c.as_str() != "id")
+        .cloned()
+        .collect();
+    for row in 0..table.len() {
+        let id = ids.text(row).map_err(stage_error)?.to_owned();
+        let mut values = BTreeMap::new();
+        for name in &names {
+            if let Ok(value) = table.column(name).and_then(|c| c.number(row)) {
+                values.insert(name.clone(), value);
+            }
+        }
+        similarity.insert(id, values);
+    }
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let id = text_field(row, "id");
+            let mut confidence = BTreeMap::new();
+            for (name, value) in row["confidence"].as_object().into_iter().flatten() {
+                if let Some(v) = value.as_f64() {
+                    confidence.insert(name.clone(), v);
+                }
+            }
+            for (name, value) in row["reflective"].as_object().into_iter().flatten() {
+                if let Some(v) = value.get("confidence").and_then(Value::as_f64) {
+                    confidence.insert(name.clone(), v);
+                }
+            }
+            Item {
+                similarity: similarity.get(&id).cloned().unwrap_or_default(),
+                language: text_field(row, "language"),
+                repo: text_field(row, "repo"),
+                id,
+                confidence,
+            }
+        })
+        .collect())
+}
+
+fn write_labels(
+    dir: &Path,
+    label: &str,
+    items: &[Item],
+    metric: &str,
+    measures: &[(String, bool)],
+    points: &[(String, f64)],
+) -> Result<(), PipelineError> {
+    let mut header = vec![
+        "id".to_owned(),
+        "language".into(),
+        "repo".into(),
+        metric.to_owned(),
+    ];
+    header.extend(measures.iter().map(|(m, _)| m.clone()));
+    header.extend(points.iter().map(|(p, _)| format!("correct_{p}")));
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&header).map_err(stage_error)?;
+    for item in items {
+        let number = |v: Option<&f64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let value = item.similarity.get(metric);
+        let mut record = vec![
+            item.id.clone(),
+            item.language.clone(),
+            item.repo.clone(),
+            number(value),
+        ];
+        record.extend(measures.iter().map(|(m, _)| number(item.confidence.get(m))));
+        record.extend(points.iter().map(|(_, t)| match value {
+            Some(v) => u8::from(*v >= *t).to_string(),
+            None => String::new(),
+        }));
+        writer.write_record(&record).map_err(stage_error)?;
+    }
+    let bytes = writer.into_inner().map_err(stage_error)?;
+    create_dir(&dir.join("labels"))?;
+    write_atomic(&dir.join(format!("labels/{label}.csv")), &bytes)?;
+    Ok(())
+}
+
+/// "0.123 [0.100, 0.150]", or "-" where there is no value.
+fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -> String {
+    let Some(value) = value.filter(|v| v.is_finite()) else {
+        return "-".into();
+    };
+    match evaluation.ci.get(name).copied().flatten() {
+        Some([low, high]) => format!("{value:.3} [{low:.3}, {high:.3}]"),
+        None => format!("{value:.3}"),
+    }
+}
+
+/// Success rate, ECE (‡ under bucket collapse), Brier and skill of one evaluation.
+fn calibration_columns(evaluation: &Evaluation, collapsed: bool) -> Vec<String> {
+    let m = &evaluation.metrics;
+    let mark = if collapsed { " ‡" } else { "" };
+    vec![
+        m.n.to_string(),
+        with_ci(Some(m.base_rate), evaluation, "base_rate"),
+        with_ci(Some(m.ece), evaluation, "ece") + mark,
+        with_ci(Some(m.brier), evaluation, "brier"),
+        with_ci(m.skill_score, evaluation, "skill_score"),
+    ]
+}
+
+/// A titled table.
+struct Named {
+    file: &'static str,
+    title: String,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+fn header(first: &[&str], rest: &[&str]) -> Vec<String> {
+    first.iter().chain(rest).map(|s| s.to_string()).collect()
+}
+
+const CALIBRATION_HEADER: [&str; 5] = ["n", "success rate", "ECE", "Brier", "skill score"];
+
+fn write_tables(
+    config: &RunConfig,
+    dir: &Path,
+    cells: &[Cell],
+    spearman: Vec<Vec<String>>,
+) -> Result<(), PipelineError> {
+    let metric = &config.scoring.metric;
+    let first_point = config
+        .scoring
+        .operating_points
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    let key = ["language", "model", "measure"];
+    let mut one_header = header(&key, &[metric.as_str()]);
+    one_header.extend(TABLE_ONE_METRICS.iter().map(|s| s.to_string()));
+    let mut tables = vec![Named {
+        file: "table1",
+        title: "Table I: Spearman's rho between confidence and similarity (95% CI)".to_owned(),
+        header: one_header,
+        rows: spearman,
+    }];
+    tables.push(table_two(config));
+    let at = |point: &str, reflective: bool| -> Vec<&Cell> {
+        cells
+            .iter()
+            .filter(|c| c.point == point && c.reflective == reflective)
+            .collect()
+    };
+    // Bucket collapse is a property of the rescaled confidences only.
+    let row = |c: &Cell, evaluation: &Evaluation, collapsed: bool| {
+        let mut r = vec![c.language.clone(), c.model.clone(), c.measure.clone()];
+        r.extend(calibration_columns(evaluation, collapsed));
+        r
+    };
+    tables.push(Named {
+        file: "table3",
+        title: format!("Table III: raw calibration at the {first_point} threshold"),
+        header: header(&key, &CALIBRATION_HEADER),
+        rows: at(&first_point, false)
+            .into_iter()
+            .map(|c| row(c, &c.report.raw, false))
+            .collect(),
+    });
+    let rescaled = |c: &Cell| {
+        c.report
+            .rescaled
+            .as_ref()
+            .map(|e| row(c, e, c.report.bucket_collapse))
+    };
+    tables.push(Named {
+        file: "table4",
+        title: format!(
+            "Table IV: {}-rescaled calibration at the {first_point} threshold, {}-fold {} cross-validation",
+            config.calibration.method, config.calibration.folds, config.calibration.cv
+        ),
+        header: header(&key, &CALIBRATION_HEADER),
+        rows: at(&first_point, false).into_iter().filter_map(rescaled).collect(),
+    });
+    let mut six = Vec::new();
+    for point in config
+        .scoring
+        .operating_points
+        .iter()
+        .filter(|p| **p != first_point)
+    {
+        for c in at(point, false) {
+            if let Some(mut r) = rescaled(c) {
+                r.insert(3, point.clone());
+                six.push(r);
+            }
+        }
+    }
+    tables.push(Named {
+        file: "table6",
+        title: "Table VI: rescaled calibration at the other operating points".into(),
+        header: header(
+            &["language", "model", "measure", "threshold"],
+            &CALIBRATION_HEADER,
+        ),
+        rows: six,
+    });
+    let mut seven = Vec::new();
+    for c in at(&first_point, true) {
+        let mut raw = row(c, &c.report.raw, false);
+        raw.insert(3, "raw".into());
+        seven.push(raw);
+        if let Some(mut r) = rescaled(c) {
+            r.insert(3, "rescaled".into());
+            seven.push(r);
+        }
+    }
+    tables.push(Named {
+        file: "table7",
+        title: format!(
+            "Table VII: reflective measures at the {first_point} threshold, raw and rescaled"
+        ),
+        header: header(
+            &["language", "model", "measure", "confidence"],
+            &CALIBRATION_HEADER,
+        ),
+        rows: seven,
+    });
+    create_dir(&dir.join("tables"))?;
+    let mut markdown = format!(
+        "# codecal run: {}\n\nCorrect means {metric} at or above the threshold of `{}`. \
+         Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \
+         (rescaled skill score below 0.05: the rescaled ECE says little).\n\n",
+        config.name,
+        config.scoring.thresholds.display(),
+        config.calibration.bootstrap
+    );
+    for table in &tables {
+        markdown += &format!("## {}\n\n{}\n", table.title, render_markdown(table));
+        write_atomic(
+            &dir.join(format!("tables/{}.csv", table.file)),
+            render_csv(table).as_bytes(),
+        )?;
+        write_atomic(
+            &dir.join(format!("tables/{}.tex", table.file)),
+            render_latex(table).as_bytes(),
+        )?;
+    }
+    markdown += "## Reliability diagrams\n\n";
+    for c in cells {
+        let path = format!(
+            "calibration/{}/{}/{}/{}/reliability.svg",
+            c.language, c.model, c.measure, c.point
+        );
+        markdown += &format!(
+            "- {} {} {} at {}: [{path}]({path})\n",
+            c.language, c.model, c.measure, c.point
+        );
+    }
+    write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
+    Ok(())
+}
+
+/// Table II: the AUC of the labelling metric against human ratings, as its thresholds file records it.
+fn table_two(config: &RunConfig) -> Named {
+    let text = std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default();
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix(key)
+                    .and_then(|r| r.trim_start().strip_prefix('='))
+            })
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_else(|| "-".into())
+    };
+    Named {
+        file: "table2",
+        title: "Table II: AUC of the similarity metric against human ratings".into(),
+        header: header(&["metric", "AUC", "95% CI", "thresholds file"], &[]),
+        rows: vec![vec![
+            config.scoring.metric.clone(),
+            value("auc "),
+            value("auc_ci"),
+            config.scoring.thresholds.display().to_string(),
+        ]],
+    }
+}
+
+fn render_markdown(table: &Named) -> String {
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        table.header.join(" | "),
+        "---|".repeat(table.header.len())
+    );
+    for row in &table.rows {
+        out += &format!("| {} |\n", row.join(" | "));
+    }
+    out
+}
+
+fn render_csv(table: &Named) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let _ = writer.write_record(&table.header);
+    for row in &table.rows {
+        let _ = writer.write_record(row);
+    }
+    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+fn render_latex(table: &Named) -> String {
+    let escape = |s: &str| {
+        s.replace('_', "\\_")
+            .replace('%', "\\%")
+            .replace('&', "\\&")
+            .replace('‡', "$^\\ddagger$")
+    };
+    let mut out = format!(
+        "% {}\n\\begin{{tabular}}{{{}}}\n\\hline\n{} \\\\\n\\hline\n",
+        table.title,
+        "l".repeat(table.header.len()),
+        table
+            .header
+            .iter()
+            .map(|h| escape(h))
+            .collect::<Vec<_>>()
+            .join(" & ")
+    );
+    for row in &table.rows {
+        out += &format!(
+            "{} \\\\\n",
+            row.iter()
+                .map(|c| escape(c))
+                .collect::<Vec<_>>()
+                .join(" & ")
+        );
+    }
+    out + "\\hline\n\\end{tabular}\n"
+}
