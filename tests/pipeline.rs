@@ -123,6 +123,19 @@ bootstrap = 50
     path
 }
 
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// Generation requests the server got (the config check's GET /models aside).
 fn completions(server: &Server) -> usize {
     server
@@ -251,6 +264,11 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     let table1 = csv_rows(&run.join("tables/table1.csv"));
     let rho = leading_number(&table1[0][3]);
     assert!(rho > 0.5, "confidence tracks similarity: rho {rho}");
+
+    // Leave a copy for the notebook check in .ci/run.
+    let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-runs/tiny");
+    let _ = std::fs::remove_dir_all(&keep);
+    copy_dir(&run, &keep);
 
     // A second run reuses every stage and asks the server nothing.
     let requests = completions(&server);

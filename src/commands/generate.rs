@@ -107,10 +107,10 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         templates: &templates,
     };
     let steps = rows.len() * (1 + usize::from(!options.reflective.is_empty()));
-    let bar = progress_bar(steps as u64, "generate");
+    let bar = super::progress::StageProgress::new("generate", steps as u64);
     let start = Instant::now();
-    let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.inc(1))?;
-    bar.finish_and_clear();
+    let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.step())?;
+    bar.finish();
     let cached = out.iter().filter(|r| r["cached"] == true).count();
     let mut text = String::new();
     for row in &out {
@@ -177,17 +177,4 @@ fn lm_weights(args: &GenerateArgs) -> Option<String> {
 #[cfg(not(feature = "local"))]
 fn lm_weights(_: &GenerateArgs) -> Option<String> {
     None
-}
-
-/// A bar with count, rate and ETA on stderr (hidden when stderr is not a terminal).
-pub fn progress_bar(len: u64, stage: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(len);
-    let style = indicatif::ProgressStyle::with_template(
-        "{prefix:>10} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}",
-    )
-    .expect("a valid template")
-    .progress_chars("=> ");
-    bar.set_style(style);
-    bar.set_prefix(stage.to_owned());
-    bar
 }

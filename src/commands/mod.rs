@@ -1,4 +1,5 @@
 //! Subcommands whose flags and glue are long enough to live apart from `main.rs`.
 
 pub mod generate;
+pub mod progress;
 pub mod run;

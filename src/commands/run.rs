@@ -8,6 +8,8 @@ use clap::Args;
 
 use codecal::pipeline::{DEFAULT_CONFIG, Existing, Progress, RunConfig};
 
+use super::progress::StageProgress;
+
 #[derive(Args)]
 pub struct RunArgs {
     /// The run's TOML config (see configs/README.md); default: the embedded
@@ -48,24 +50,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         (_, true) => Existing::Fresh,
         _ => Existing::Refuse,
     };
-    let bar: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+    let current: Mutex<Option<StageProgress>> = Mutex::new(None);
     let on_progress = |event: Progress| {
-        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = current.lock().unwrap_or_else(|p| p.into_inner());
         match event {
-            Progress::Start { stage, steps } => {
-                let new = super::generate::progress_bar(steps, stage);
-                if steps == 0 {
-                    new.set_style(
-                        indicatif::ProgressStyle::with_template("{prefix:>10} {spinner} {elapsed}")
-                            .expect("valid template"),
-                    );
-                    new.enable_steady_tick(std::time::Duration::from_millis(200));
-                }
-                *bar = Some(new);
-            }
+            Progress::Start { stage, steps } => *current = Some(StageProgress::new(stage, steps)),
             Progress::Step => {
-                if let Some(bar) = bar.as_ref() {
-                    bar.inc(1);
+                if let Some(progress) = current.as_ref() {
+                    progress.step();
                 }
             }
             Progress::Finish {
@@ -73,8 +65,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                 seconds,
                 skipped,
             } => {
-                if let Some(bar) = bar.take() {
-                    bar.finish_and_clear();
+                if let Some(progress) = current.take() {
+                    progress.finish();
                 }
                 if skipped {
                     eprintln!("codecal: {stage}: unchanged, reused");

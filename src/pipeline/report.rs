@@ -90,8 +90,13 @@ pub(crate) fn calibrate_and_report(
         )
         .collect();
     let metric = &config.scoring.metric;
+    let raw_only = CalibrateOptions {
+        method: Method::None,
+        ..options.clone()
+    };
     let mut cells = Vec::new();
     let mut spearman = Vec::new();
+    let mut notes = Vec::new();
     for label in labels {
         let items = load_items(dir, label)?;
         write_labels(dir, label, &items, metric, &measures, &points)?;
@@ -126,8 +131,18 @@ pub(crate) fn calibrate_and_report(
                     ),
                 };
                 for (point, threshold) in &points {
-                    let report =
-                        calibrate(&data(metric, *threshold), &options).map_err(stage_error)?;
+                    let data = data(metric, *threshold);
+                    // Rescaling needs both classes in every training fold; where a
+                    // threshold leaves too few of one, the raw numbers still stand.
+                    let report = match calibrate(&data, &options) {
+                        Ok(report) => report,
+                        Err(e) => {
+                            notes.push(format!(
+                                "{language} {label} {measure} at {point}: not rescaled ({e})"
+                            ));
+                            calibrate(&data, &raw_only).map_err(stage_error)?
+                        }
+                    };
                     let out = dir
                         .join("calibration")
                         .join(&language)
@@ -144,10 +159,6 @@ pub(crate) fn calibrate_and_report(
                         report,
                     });
                 }
-                let raw_only = CalibrateOptions {
-                    method: Method::None,
-                    ..options.clone()
-                };
                 let mut rhos = vec![language.clone(), label.clone(), measure.clone()];
                 for target in std::iter::once(metric.as_str()).chain(TABLE_ONE_METRICS) {
                     let report =
@@ -162,7 +173,7 @@ pub(crate) fn calibrate_and_report(
             }
         }
     }
-    write_tables(config, dir, &cells, spearman)
+    write_tables(config, dir, &cells, spearman, &notes)
 }
 
 fn load_items(dir: &Path, label: &str) -> Result<Vec<Item>, PipelineError> {
@@ -296,6 +307,7 @@ fn write_tables(
     dir: &Path,
     cells: &[Cell],
     spearman: Vec<Vec<String>>,
+    notes: &[String],
 ) -> Result<(), PipelineError> {
     let metric = &config.scoring.metric;
     let first_point = config
@@ -404,7 +416,12 @@ fn write_tables(
         config.calibration.bootstrap
     );
     for table in &tables {
-        markdown += &format!("## {}\n\n{}\n", table.title, render_markdown(table));
+        let body = if table.rows.is_empty() {
+            "(nothing in this run)\n".to_owned()
+        } else {
+            render_markdown(table)
+        };
+        markdown += &format!("## {}\n\n{body}\n", table.title);
         write_atomic(
             &dir.join(format!("tables/{}.csv", table.file)),
             render_csv(table).as_bytes(),
@@ -413,6 +430,13 @@ fn write_tables(
             &dir.join(format!("tables/{}.tex", table.file)),
             render_latex(table).as_bytes(),
         )?;
+    }
+    if !notes.is_empty() {
+        markdown += "## Notes\n\n";
+        for note in notes {
+            markdown += &format!("- {note}\n");
+        }
+        markdown += "\n";
     }
     markdown += "## Reliability diagrams\n\n";
     for c in cells {
