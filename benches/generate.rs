@@ -64,7 +64,7 @@ fn main() {
             b.prompt_tokens, b.prefill, b.decode
         );
     }
-    for weights in [Weights::F32, Weights::Quantized] {
+    for weights in [Weights::F32, Weights::Quantized, Weights::F16] {
         let backend = LocalBackend::load(&gguf, "bench", &Device::Cpu, weights).expect("load");
         let (first, g) = timed(&backend, &prompt, 1);
         let prompt_tokens = g.prompt_tokens.unwrap_or(0);

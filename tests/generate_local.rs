@@ -94,6 +94,13 @@ fn f32_generation_logprobs_match_teacher_forcing() {
     check_against_teacher_forcing(Weights::F32, 1e-4);
 }
 
+/// f16 products round differently for one row and for many (1.5e-3 nats
+/// apart was measured here), so the f16 layout gets a looser bound too.
+#[test]
+fn f16_generation_logprobs_are_close_to_teacher_forcing() {
+    check_against_teacher_forcing(Weights::F16, 0.01);
+}
+
 /// With Q4_1 kernels the one-token decode steps and the batched pass do not
 /// give the same numbers (differences up to 0.05 nats were measured here),
 /// so only the f32 path, the default, is held to 1e-4.

@@ -80,8 +80,9 @@ pub struct GenerateArgs {
     /// A directory whose <measure>.txt files replace the built-in reflective templates.
     #[arg(long)]
     template_dir: Option<PathBuf>,
-    /// How the local model keeps its weights: f32 (fast on a CPU) or quantized
-    /// (Q4_1 kernels, llama.cpp's arithmetic). Part of the model's cache name.
+    /// How the local model keeps its weights: f32 (fast prefill on a CPU), f16
+    /// (faster decoding) or quantized (Q4_1 kernels, llama.cpp's arithmetic).
+    /// Part of the model's cache name.
     #[cfg(feature = "local")]
     #[arg(long, value_enum, default_value_t)]
     lm_weights: codecal::generate::local::Weights,

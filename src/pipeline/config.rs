@@ -109,7 +109,7 @@ pub struct BackendConfig {
     pub max_retries: usize,
     #[serde(default = "thousand")]
     pub retry_base_ms: u64,
-    /// `local`: `f32` or `quantized`.
+    /// `local`: `f32`, `f16` or `quantized`.
     pub lm_weights: Option<String>,
     /// A reply without log-probabilities is an error (`openai`).
     #[serde(default = "yes")]

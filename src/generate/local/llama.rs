@@ -54,6 +54,10 @@ pub enum Weights {
     F32,
     /// As stored (Q4_1), multiplied with 8-bit-quantized activations as in llama.cpp.
     Quantized,
+    /// Expanded to f16 at load: half the memory traffic of f32 per decoded
+    /// token, so faster decoding, but one-row and batched products round
+    /// differently (about 1e-3 nats).
+    F16,
 }
 
 /// Which logits [`Llama::forward`] returns.
@@ -102,6 +106,7 @@ impl Llama {
         let matmul = |q: QTensor| match weights {
             Weights::Quantized => QMatMul::from_qtensor(q),
             Weights::F32 => Ok(QMatMul::Tensor(q.dequantize(device)?)),
+            Weights::F16 => Ok(QMatMul::TensorF16(q.dequantize_f16(device)?)),
         };
         let output = matmul(match tensor("output.weight") {
             Ok(t) => t,
