@@ -55,6 +55,15 @@ fn write_corpus(path: &Path) {
 fn answer(seen: &common::server::Seen) -> Reply {
     let prompt = seen.body["prompt"].as_str().unwrap_or("");
     let query = prompt.rsplit("def ").next().unwrap_or("");
+    if prompt.contains("Answer True or False") {
+        // The judge is surer of the answers that were right.
+        let right = !prompt.contains("Proposed comment: The weather");
+        let p = if right { 0.8 } else { 0.3 } + (query.len() % 3) as f64 * 0.05;
+        let mut reply = completion(&[(" True", p)]);
+        reply["choices"][0]["logprobs"]["top_logprobs"] =
+            serde_json::json!([{" True": p.ln(), " False": (1.0 - p).ln()}]);
+        return json(200, &reply);
+    }
     let name = query.split('(').next().unwrap_or("");
     let verb = name.split('_').next().unwrap_or("");
     let index: usize = name
@@ -107,6 +116,9 @@ retry_base_ms = 10
 
 [scoring]
 thresholds = "{thresholds}"
+
+[generation]
+reflective = ["ask-true"]
 
 [calibration]
 confidence = ["average_token_probability", "minimum_token_probability"]
@@ -261,6 +273,11 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     assert_eq!(average[3], "24", "n");
     let success = leading_number(&average[4]);
     assert!((0.3..=0.7).contains(&success), "success rate {success}");
+    let table7 = csv_rows(&run.join("tables/table7.csv"));
+    assert!(
+        table7.iter().any(|r| r[2] == "ask-true" && r[3] == "raw"),
+        "{table7:?}"
+    );
     let table1 = csv_rows(&run.join("tables/table1.csv"));
     let rho = leading_number(&table1[0][3]);
     assert!(rho > 0.5, "confidence tracks similarity: rho {rho}");
@@ -332,8 +349,10 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
         "{}",
         String::from_utf8_lossy(&resumed.stderr)
     );
+    // 24 summaries and 24 Ask-True questions, plus at most the two that were
+    // on the wire (concurrency 2) when the process died.
     assert!(
-        server.requests() < 24 + 8,
+        completions(&server) <= 48 + 2,
         "answers from before the kill were not asked again"
     );
     let report = |dir: &Path| std::fs::read_to_string(run_dir(dir).join("report.md")).unwrap();
