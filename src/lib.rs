@@ -15,6 +15,7 @@ pub mod artifact;
 pub mod calibrate;
 pub mod confidence;
 pub mod corpus;
+pub mod digest;
 pub mod generate;
 pub mod models;
 pub mod pipeline;

@@ -226,6 +226,16 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
             );
         }
     }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["models"]["all-MiniLM-L6-v2/model.onnx"]
+            .as_str()
+            .map(str::len),
+        Some(64),
+        "the manifest records the model files' sha256"
+    );
+    assert_eq!(manifest["stages"].as_object().unwrap().len(), 6);
     assert_eq!(
         std::fs::read_to_string(run.join("records.jsonl"))
             .unwrap()

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::generate::batch::{AskError, ask};
 use crate::generate::cache::Cache;
@@ -162,7 +161,7 @@ impl Templates {
             };
             // The file's final newline is not part of the prompt.
             let text = text.strip_suffix('\n').unwrap_or(&text).to_owned();
-            let hash = hex_sha256(text.as_bytes());
+            let hash = crate::digest::sha256_hex(text.as_bytes());
             texts.insert(measure, (text, hash));
         }
         Ok(Templates { texts })
@@ -177,13 +176,6 @@ impl Templates {
         let (text, hash) = &self.texts[&measure];
         (text, hash)
     }
-}
-
-fn hex_sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// What a measure is about: the original prompt, the query's code and the answer.

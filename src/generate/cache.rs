@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params};
-use sha2::{Digest, Sha256};
 
 use super::{BackendId, Generation, Params};
 use crate::prompt::Prompt;
@@ -39,8 +38,7 @@ pub fn request_key(backend: &BackendId, prompt: &Prompt, params: &Params) -> Str
         "prompt": prompt,
         "params": params,
     });
-    let digest = Sha256::digest(request.to_string().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(request.to_string().as_bytes())
 }
 
 impl Cache {

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, RunConfig};
@@ -135,11 +134,37 @@ pub fn run(
     books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
     books.manifest.config = serde_json::to_value(config).unwrap_or_default();
     stages::all(config, &mut books)?;
+    // The models are installed on first use, during the stages, so their
+    // hashes are known only now.
+    books.manifest.models = model_hashes();
+    let text = serde_json::to_string_pretty(&books.manifest).unwrap_or_default();
+    write_atomic(&manifest_path, text.as_bytes())?;
     Ok(RunSummary {
         report: dir.join("report.md"),
         dir,
         stages: books.times,
     })
+}
+
+/// The sha256 of every installed model file, from the set-up's MANIFEST.json files.
+fn model_hashes() -> BTreeMap<String, String> {
+    let mut hashes = BTreeMap::new();
+    let Ok(home) = crate::models::ModelHome::from_env() else {
+        return hashes;
+    };
+    let Ok(dirs) = std::fs::read_dir(home.root().join("models")) else {
+        return hashes;
+    };
+    for dir in dirs.flatten() {
+        let manifest = std::fs::read_to_string(dir.path().join("MANIFEST.json")).ok();
+        let value: Option<serde_json::Value> = manifest.and_then(|t| serde_json::from_str(&t).ok());
+        let files = value.as_ref().and_then(|v| v["sha256"].as_object());
+        for (file, hash) in files.into_iter().flatten() {
+            let name = format!("{}/{file}", dir.file_name().to_string_lossy());
+            hashes.insert(name, hash.as_str().unwrap_or_default().to_owned());
+        }
+    }
+    hashes
 }
 
 fn read_manifest(path: &Path) -> Option<Manifest> {
@@ -212,24 +237,26 @@ impl Books<'_> {
 
     /// sha256 of an artifact, for the inputs of the stages that read it.
     pub fn file_hash(&self, relative: &str) -> Result<String, PipelineError> {
-        let path = self.dir.join(relative);
-        let bytes = std::fs::read(&path).map_err(|e| PipelineError::Artifact {
-            path,
-            message: e.to_string(),
-        })?;
-        Ok(hex(&Sha256::digest(&bytes)))
+        file_sha256(&self.dir.join(relative))
     }
 }
 
+/// sha256 of a file's bytes.
+pub(crate) fn file_sha256(path: &Path) -> Result<String, PipelineError> {
+    let bytes = std::fs::read(path).map_err(|e| PipelineError::Artifact {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    Ok(crate::digest::sha256_hex(&bytes))
+}
+
+/// One hash of several strings; each is length-prefixed, so ["ab", "c"] and
+/// ["a", "bc"] differ.
 pub(crate) fn hash_strings(parts: &[String]) -> String {
-    let mut digest = Sha256::new();
+    let mut bytes = Vec::new();
     for part in parts {
-        digest.update((part.len() as u64).to_le_bytes());
-        digest.update(part.as_bytes());
+        bytes.extend((part.len() as u64).to_le_bytes());
+        bytes.extend(part.as_bytes());
     }
-    hex(&digest.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::digest::sha256_hex(&bytes)
 }

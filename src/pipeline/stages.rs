@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::config::{BackendConfig, RunConfig, enum_value};
-use super::{Books, PipelineError, Progress, hash_strings};
+use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, Templates};
 use crate::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
@@ -409,16 +409,6 @@ pub(crate) fn text_field(row: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned()
-}
-
-fn file_sha256(path: &Path) -> Result<String, PipelineError> {
-    let bytes = std::fs::read(path).map_err(|e| PipelineError::Artifact {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
-    Ok(hash_strings(
-        &[String::from_utf8_lossy(&bytes).into_owned()],
-    ))
 }
 
 /// Paths, sizes and modification times of the files under `root`: a tree
