@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashMap;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use codecal::generate::cache::{Cache, request_key};
 use codecal::generate::{BackendId, Params};
@@ -67,14 +67,7 @@ fn killed_run_resumes_without_repeating_or_losing_prompts() {
     });
 
     let mut child = spawn(&server, dir.path());
-    let start = Instant::now();
-    while server.answered.lock().unwrap().len() < 12 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never got going"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.wait_for_answers(12, Duration::from_secs(60));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(

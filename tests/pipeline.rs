@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::server::{Reply, Server, completion, json};
 
@@ -342,14 +342,7 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while server.answered.lock().unwrap().len() < 8 {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "generation never started"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    server.wait_for_answers(8, Duration::from_secs(120));
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!run_dir(broken.path()).join("report.md").exists());

@@ -137,8 +137,7 @@ pub fn run(
     // The models are installed on first use, during the stages, so their
     // hashes are known only now.
     books.manifest.models = model_hashes();
-    let text = serde_json::to_string_pretty(&books.manifest).unwrap_or_default();
-    write_atomic(&manifest_path, text.as_bytes())?;
+    books.save_manifest()?;
     Ok(RunSummary {
         report: dir.join("report.md"),
         dir,
@@ -196,16 +195,7 @@ impl Books<'_> {
             record.input_hash == input_hash && outputs.iter().all(|o| self.dir.join(o).exists())
         });
         if done {
-            (self.on_progress)(Progress::Finish {
-                stage,
-                seconds: 0.0,
-                skipped: true,
-            });
-            self.times.push(StageTime {
-                stage: stage.to_owned(),
-                seconds: 0.0,
-                skipped: true,
-            });
+            self.finished(stage, 0.0, true);
             return Ok(());
         }
         (self.on_progress)(Progress::Start { stage, steps });
@@ -220,19 +210,30 @@ impl Books<'_> {
                 seconds,
             },
         );
+        self.save_manifest()?;
+        self.finished(stage, seconds, false);
+        Ok(())
+    }
+
+    /// Writes `manifest.json` whole (temporary file, then rename).
+    fn save_manifest(&self) -> Result<(), PipelineError> {
         let text = serde_json::to_string_pretty(&self.manifest).unwrap_or_default();
         write_atomic(&self.dir.join("manifest.json"), text.as_bytes())?;
+        Ok(())
+    }
+
+    /// Tells the caller a stage ended and keeps its time for the summary.
+    fn finished(&mut self, stage: &str, seconds: f64, skipped: bool) {
         (self.on_progress)(Progress::Finish {
             stage,
             seconds,
-            skipped: false,
+            skipped,
         });
         self.times.push(StageTime {
             stage: stage.to_owned(),
             seconds,
-            skipped: false,
+            skipped,
         });
-        Ok(())
     }
 
     /// sha256 of an artifact, for the inputs of the stages that read it.

@@ -65,6 +65,19 @@ impl Server {
     pub fn requests(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
+
+    /// Blocks until `count` 2xx answers were written, panicking after `limit`.
+    pub fn wait_for_answers(&self, count: usize, limit: Duration) {
+        let start = std::time::Instant::now();
+        while self.answered.lock().unwrap().len() < count {
+            assert!(
+                start.elapsed() < limit,
+                "only {} answers after {limit:?}",
+                self.answered.lock().unwrap().len()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 fn serve(
