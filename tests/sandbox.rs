@@ -1,0 +1,160 @@
+//! The sandbox holds what it promises: no network, a read-only system, a
+//! private `/tmp`, and limits on time, memory, processes and output, under
+//! bubblewrap and under the network-namespace fallback alike.
+
+mod common;
+
+use std::time::Duration;
+
+use codecal::sandbox::{Ending, Isolation, IsolationChoice, Limits, Sandbox};
+
+fn both_isolations(limits: Limits) -> Vec<Sandbox> {
+    [
+        IsolationChoice::Bubblewrap,
+        IsolationChoice::NetworkNamespace,
+    ]
+    .into_iter()
+    .filter_map(|choice| common::sandbox(limits.clone(), choice))
+    .collect()
+}
+
+fn ending(sandbox: &Sandbox, program: &str) -> Ending {
+    let execution = sandbox.run(program).expect("the sandbox runs");
+    eprintln!(
+        "{:?}: {:?} {}",
+        sandbox.isolation(),
+        execution.ending,
+        execution.message
+    );
+    execution.ending
+}
+
+#[test]
+fn auto_prefers_bubblewrap() {
+    if let Some(sandbox) = common::sandbox(Limits::default(), IsolationChoice::Auto) {
+        assert_eq!(sandbox.isolation(), &Isolation::Bubblewrap);
+    }
+}
+
+#[test]
+fn programs_see_no_network_but_loopback() {
+    let program = "import socket\n\
+                   names = sorted(name for _, name in socket.if_nameindex())\n\
+                   assert names == ['lo'], names\n";
+    for sandbox in both_isolations(Limits::default()) {
+        assert_eq!(ending(&sandbox, program), Ending::Finished);
+    }
+}
+
+#[test]
+fn the_system_is_read_only_and_tmp_is_private() {
+    let Some(sandbox) = common::sandbox(Limits::default(), IsolationChoice::Bubblewrap) else {
+        return;
+    };
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let marker = format!("/tmp/codecal-sandbox-marker-{}", std::process::id());
+    let program = format!(
+        "import os\n\
+         try:\n    open({repo:?} + '/sandbox-escape', 'w')\n    raise SystemExit('wrote into the repository')\n\
+         except OSError:\n    pass\n\
+         open({marker:?}, 'w').write('inside')\n\
+         assert os.path.exists({marker:?})\n"
+    );
+    assert_eq!(ending(&sandbox, &program), Ending::Finished);
+    assert!(
+        !std::path::Path::new(&marker).exists(),
+        "the sandbox's /tmp leaked out"
+    );
+    assert!(!std::path::Path::new(repo).join("sandbox-escape").exists());
+}
+
+#[test]
+fn an_endless_loop_is_killed_at_the_wall_limit() {
+    let limits = Limits {
+        wall: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    for sandbox in both_isolations(limits) {
+        let execution = sandbox.run("while True:\n    pass\n").unwrap();
+        assert_eq!(execution.ending, Ending::TimedOut);
+        assert!(
+            execution.wall < Duration::from_secs(5),
+            "{:?}",
+            execution.wall
+        );
+    }
+}
+
+#[test]
+fn memory_past_the_limit_is_refused() {
+    let limits = Limits {
+        memory_bytes: 512 << 20,
+        ..Limits::default()
+    };
+    for sandbox in both_isolations(limits) {
+        let execution = sandbox.run("block = bytearray(1 << 30)\n").unwrap();
+        assert_eq!(execution.ending, Ending::Exception);
+        assert!(
+            execution.message.contains("MemoryError"),
+            "{}",
+            execution.message
+        );
+    }
+}
+
+#[test]
+fn a_flood_of_output_neither_blocks_nor_fills_memory() {
+    for sandbox in both_isolations(Limits::default()) {
+        let program = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 50000)\n";
+        assert_eq!(ending(&sandbox, program), Ending::Finished);
+    }
+}
+
+#[test]
+fn processes_past_the_limit_cannot_start() {
+    let limits = Limits {
+        processes: 16,
+        ..Limits::default()
+    };
+    let Some(sandbox) = common::sandbox(limits, IsolationChoice::Bubblewrap) else {
+        return;
+    };
+    if !sandbox.limits().drop_root {
+        eprintln!(
+            "SKIPPED: the processes limit binds only when codecal runs as root and hands programs to `nobody`"
+        );
+        return;
+    }
+    let program = "import os, time\n\
+                   children = []\n\
+                   for _ in range(64):\n    pid = os.fork()\n    if pid == 0:\n        time.sleep(2)\n        os._exit(0)\n    children.append(pid)\n";
+    let execution = sandbox.run(program).unwrap();
+    assert_eq!(execution.ending, Ending::Exception, "{}", execution.message);
+    assert!(
+        execution.message.contains("BlockingIOError"),
+        "{}",
+        execution.message
+    );
+}
+
+#[test]
+fn the_harness_tells_endings_apart() {
+    let Some(sandbox) = common::sandbox(Limits::default(), IsolationChoice::Auto) else {
+        return;
+    };
+    assert_eq!(ending(&sandbox, "def f(:\n"), Ending::SyntaxError);
+    assert_eq!(ending(&sandbox, "assert 1 == 2\n"), Ending::AssertionFailed);
+    assert_eq!(ending(&sandbox, "raise KeyError('k')\n"), Ending::Exception);
+    assert_eq!(
+        ending(&sandbox, "import sys\nsys.exit(0)\n"),
+        Ending::Exception
+    );
+    let programs = vec!["x = 1\n".to_string(), "assert False\n".to_string()];
+    let endings: Vec<Ending> = sandbox
+        .run_all(&programs, 2)
+        .unwrap()
+        .into_iter()
+        .map(|execution| execution.ending)
+        .collect();
+    assert_eq!(endings, [Ending::Finished, Ending::AssertionFailed]);
+}

