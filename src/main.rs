@@ -55,6 +55,9 @@ enum Command {
     /// labels, calibration, report) from a TOML config, resumably; with no
     /// --config, the embedded default on the local Python standard library.
     Run(commands::run::RunArgs),
+    /// Judge answers to HumanEval, MBPP or CRUXEval problems by running
+    /// them, sandboxed, against the dataset's tests; one verdict per answer.
+    Judge(commands::judge::JudgeArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
     /// SmolLM2-135M-Instruct) and the HumanEval data into CODECAL_HOME
     /// (default ~/.cache/codecal), and bubblewrap for the sandbox (as root,
@@ -365,6 +368,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Corpus(CorpusCommand::Sample(args)) => run_sample(args),
         Command::Generate(args) => commands::generate::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Judge(args) => commands::judge::run(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
             let files = home.ensure_minilm()?;

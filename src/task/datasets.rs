@@ -14,8 +14,41 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::{Oracle, Problem};
+use super::{Oracle, Problem, TaskKind};
 use crate::corpus::{CorpusError, read_text};
+
+/// The datasets codecal reads, by the names users give them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dataset {
+    Humaneval,
+    Mbpp,
+    MbppSanitized,
+    CruxevalOutput,
+    CruxevalInput,
+}
+
+impl Dataset {
+    /// The dataset's problems, from its own file at `path`.
+    pub fn read(self, path: &Path) -> Result<Vec<Problem>, CorpusError> {
+        match self {
+            Dataset::Humaneval => read_humaneval(path),
+            Dataset::Mbpp => read_mbpp(path),
+            Dataset::MbppSanitized => read_mbpp_sanitized(path),
+            Dataset::CruxevalOutput => read_cruxeval(path, CruxevalMode::Output),
+            Dataset::CruxevalInput => read_cruxeval(path, CruxevalMode::Input),
+        }
+    }
+
+    /// The kind of task its problems pose.
+    pub fn task(self) -> TaskKind {
+        match self {
+            Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => TaskKind::Synthesis,
+            Dataset::CruxevalOutput => TaskKind::CruxevalOutput,
+            Dataset::CruxevalInput => TaskKind::CruxevalInput,
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct HumanEvalLine {

