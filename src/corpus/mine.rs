@@ -71,6 +71,93 @@ pub fn mine_tree(
     Ok((records, report))
 }
 
+/// A Python function as written, docstring and indentation kept: what the
+/// line-completion task cuts prompts from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionSource {
+    /// As a mined record's: `path#Lline:Class.name`.
+    pub id: String,
+    pub repo: String,
+    pub func_name: String,
+    /// From the start of the `def` line to the end of the function.
+    pub text: String,
+    /// The first line of `text` (0-based) after the signature and any
+    /// docstring: where the body's statements begin.
+    pub body_start: usize,
+}
+
+/// Every Python function under `root` that is 3 lines or more and not a
+/// test, documented or not, files in path order.
+pub fn python_function_sources(
+    root: &Path,
+    repo_depth: usize,
+) -> Result<(Vec<FunctionSource>, ReadReport), CorpusError> {
+    let options = MineOptions {
+        language: Language::Python,
+        repo_depth,
+    };
+    let mut files = Vec::new();
+    collect_files(root, options.language.extension(), &mut files)?;
+    files.sort();
+    let mut functions = Vec::new();
+    let mut report = ReadReport::default();
+    for path in files {
+        match parse_file(root, &path, options) {
+            Ok((file, tree)) => visit(
+                tree.root_node(),
+                &file.source,
+                &mut Vec::new(),
+                &mut |node, classes| match function_source(node, classes, &file) {
+                    Ok(function) => functions.push(function),
+                    Err(reason) => skip(&mut report, reason),
+                },
+            ),
+            Err(reason) => skip(&mut report, reason),
+        }
+    }
+    report.records = functions.len();
+    Ok((functions, report))
+}
+
+fn function_source(
+    node: Node,
+    classes: &[String],
+    file: &FileContext,
+) -> Result<FunctionSource, &'static str> {
+    let name = node
+        .child_by_field_name("name")
+        .map_or("", |n| text(n, &file.source));
+    if let Some(reason) = unwanted(node, name, file) {
+        return Err(reason);
+    }
+    let body = node.child_by_field_name("body").ok_or("no body")?;
+    let mut statements = body
+        .named_children(&mut body.walk())
+        .collect::<Vec<_>>()
+        .into_iter();
+    let first = statements.next().ok_or("no body")?;
+    let is_docstring = first.kind() == "expression_statement"
+        && first.named_child(0).is_some_and(|n| n.kind() == "string");
+    let start = if is_docstring {
+        statements.next().ok_or("nothing after the docstring")?
+    } else {
+        first
+    };
+    let line_start = file.source[..node.start_byte()]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let mut qualified = classes.to_vec();
+    qualified.push(name.to_owned());
+    let row = node.start_position().row;
+    Ok(FunctionSource {
+        id: format!("{}#L{}:{}", file.relative, row + 1, qualified.join(".")),
+        repo: file.repo.clone(),
+        func_name: qualified.join("."),
+        text: file.source[line_start..node.end_byte()].to_owned(),
+        body_start: start.start_position().row - row,
+    })
+}
+
 /// The standard library directory of the local `python3`.
 pub fn python_stdlib() -> Result<PathBuf, CorpusError> {
     let script = "import sysconfig; print(sysconfig.get_paths()['stdlib'])";
@@ -122,44 +209,49 @@ fn skip(report: &mut ReadReport, reason: &str) {
 
 fn mine_file(root: &Path, path: &Path, options: MineOptions) -> (Vec<Record>, ReadReport) {
     let mut report = ReadReport::default();
-    let Ok(source) = std::fs::read_to_string(path) else {
-        skip(&mut report, "file not readable as UTF-8");
-        return (Vec::new(), report);
-    };
+    let mut records = Vec::new();
+    match parse_file(root, path, options) {
+        Ok((file, tree)) => visit(
+            tree.root_node(),
+            &file.source,
+            &mut Vec::new(),
+            &mut |node, classes| mine_function(node, classes, &file, &mut records, &mut report),
+        ),
+        Err(reason) => skip(&mut report, reason),
+    }
+    (records, report)
+}
+
+/// Reads and parses one source file; the reason to skip it where that fails.
+fn parse_file(
+    root: &Path,
+    path: &Path,
+    options: MineOptions,
+) -> Result<(FileContext, tree_sitter::Tree), &'static str> {
+    let source = std::fs::read_to_string(path).map_err(|_| "file not readable as UTF-8")?;
     let mut parser = Parser::new();
     let grammar = match options.language {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::Java => tree_sitter_java::LANGUAGE.into(),
     };
-    let Some(tree) = parser
+    let tree = parser
         .set_language(&grammar)
         .ok()
         .and_then(|_| parser.parse(&source, None))
-    else {
-        skip(&mut report, "file did not parse");
-        return (Vec::new(), report);
-    };
+        .ok_or("file did not parse")?;
     let relative = path.strip_prefix(root).unwrap_or(path);
     let file = FileContext {
-        source: &source,
         relative: relative.to_string_lossy().replace('\\', "/"),
         repo: repo_of(relative, options.repo_depth),
         language: options.language,
         test_file: is_test_path(relative),
+        source,
     };
-    let mut records = Vec::new();
-    visit(
-        tree.root_node(),
-        &mut Vec::new(),
-        &file,
-        &mut records,
-        &mut report,
-    );
-    (records, report)
+    Ok((file, tree))
 }
 
-struct FileContext<'a> {
-    source: &'a str,
+struct FileContext {
+    source: String,
     relative: String,
     repo: String,
     language: Language,
@@ -192,13 +284,13 @@ fn is_test_path(relative: &Path) -> bool {
     })
 }
 
-/// Walks the tree, tracking enclosing class names, and mines each function.
+/// Walks the tree, tracking enclosing class names, and hands each function
+/// to `on_function` with the names of its classes.
 fn visit(
     node: Node,
+    source: &str,
     classes: &mut Vec<String>,
-    file: &FileContext,
-    records: &mut Vec<Record>,
-    report: &mut ReadReport,
+    on_function: &mut dyn FnMut(Node, &[String]),
 ) {
     let kind = node.kind();
     let is_class = matches!(
@@ -210,16 +302,16 @@ fn visit(
         "function_definition" | "method_declaration" | "constructor_declaration"
     );
     if is_function {
-        mine_function(node, classes, file, records, report);
+        on_function(node, classes);
     }
     let pushed = is_class
         && node
             .child_by_field_name("name")
-            .map(|n| classes.push(text(n, file.source).to_owned()))
+            .map(|n| classes.push(text(n, source).to_owned()))
             .is_some();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
-        visit(child, classes, file, records, report);
+        visit(child, source, classes, on_function);
     }
     if pushed {
         classes.pop();
@@ -239,20 +331,16 @@ fn mine_function(
 ) {
     let name = node
         .child_by_field_name("name")
-        .map_or("", |n| text(n, file.source));
+        .map_or("", |n| text(n, &file.source));
     let mut qualified = classes.to_vec();
     qualified.push(name.to_owned());
     let func_name = qualified.join(".");
-    let lines = node.end_position().row - node.start_position().row + 1;
-    if lines < 3 {
-        return skip(report, "under 3 lines");
-    }
-    if file.test_file || name.starts_with("test") || has_test_annotation(node, file.source) {
-        return skip(report, "test function");
+    if let Some(reason) = unwanted(node, name, file) {
+        return skip(report, reason);
     }
     let found = match file.language {
-        Language::Python => python_docstring(node, file.source),
-        Language::Java => javadoc(node, file.source),
+        Language::Python => python_docstring(node, &file.source),
+        Language::Java => javadoc(node, &file.source),
     };
     let Some((doc, code)) = found else {
         let reason = if node.kind() == "constructor_declaration" {
@@ -280,6 +368,18 @@ fn mine_function(
         code,
         reference,
     });
+}
+
+/// Why a function is passed over whatever its docs: too short, or a test.
+fn unwanted(node: Node, name: &str, file: &FileContext) -> Option<&'static str> {
+    let lines = node.end_position().row - node.start_position().row + 1;
+    if lines < 3 {
+        return Some("under 3 lines");
+    }
+    if file.test_file || name.starts_with("test") || has_test_annotation(node, &file.source) {
+        return Some("test function");
+    }
+    None
 }
 
 fn has_test_annotation(node: Node, source: &str) -> bool {

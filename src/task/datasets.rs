@@ -1,7 +1,8 @@
 //! Readers for the public task datasets, each into [`Problem`]s: HumanEval
 //! (164 problems, JSONL, gzip accepted), MBPP (974, JSONL) and its
 //! sanitized subset (427, one JSON array), and CRUXEval (800 functions,
-//! JSONL) for output or input prediction.
+//! JSONL) for output or input prediction; [`Dataset`] names them, and line
+//! completion on a mined source tree, for users.
 //!
 //! Each reader takes the dataset's own file unchanged and names the file
 //! and line of anything it cannot read. Prompts here are the datasets' own
@@ -26,12 +27,20 @@ pub enum Dataset {
     MbppSanitized,
     CruxevalOutput,
     CruxevalInput,
+    /// Line completion on the Python functions mined from a directory.
+    LineCompletion,
 }
 
 impl Dataset {
-    /// The dataset's problems, from its own file at `path`.
-    pub fn read(self, path: &Path) -> Result<Vec<Problem>, CorpusError> {
+    /// The dataset's problems, from its own file at `path` (for line
+    /// completion, the source tree to mine, its target lines drawn with
+    /// `seed`; the other datasets need no seed).
+    pub fn read(self, path: &Path, seed: u64) -> Result<Vec<Problem>, CorpusError> {
         match self {
+            Dataset::LineCompletion => {
+                let (functions, _) = crate::corpus::mine::python_function_sources(path, 1)?;
+                Ok(super::line_completion::problems(&functions, seed))
+            }
             Dataset::Humaneval => read_humaneval(path),
             Dataset::Mbpp => read_mbpp(path),
             Dataset::MbppSanitized => read_mbpp_sanitized(path),
@@ -46,6 +55,7 @@ impl Dataset {
             Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => TaskKind::Synthesis,
             Dataset::CruxevalOutput => TaskKind::CruxevalOutput,
             Dataset::CruxevalInput => TaskKind::CruxevalInput,
+            Dataset::LineCompletion => TaskKind::LineCompletion,
         }
     }
 }

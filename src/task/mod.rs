@@ -11,6 +11,7 @@
 
 pub mod answer;
 pub mod datasets;
+pub mod line_completion;
 
 use serde::Serialize;
 
