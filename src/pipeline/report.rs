@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::PipelineError;
 use super::config::{RunConfig, enum_value};
 use super::stages::{read_jsonl, text_field};
+use super::tables::{Named, header, with_ci};
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method,
@@ -50,12 +51,9 @@ fn stage_error(message: impl std::fmt::Display) -> PipelineError {
     }
 }
 
-pub(crate) fn calibrate_and_report(
-    config: &RunConfig,
-    dir: &Path,
-    labels: &[String],
-) -> Result<(), PipelineError> {
-    let options = CalibrateOptions {
+/// The `[calibration]` section as the engine's options.
+pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
+    Ok(CalibrateOptions {
         method: enum_value("calibration.method", &config.calibration.method)?,
         penalty: true,
         cv: enum_value("calibration.cv", &config.calibration.cv)?,
@@ -67,7 +65,15 @@ pub(crate) fn calibrate_and_report(
         bootstrap: config.calibration.bootstrap,
         bootstrap_by_group: false,
         seed: config.calibration.seed,
-    };
+    })
+}
+
+pub(crate) fn calibrate_and_report(
+    config: &RunConfig,
+    dir: &Path,
+    labels: &[String],
+) -> Result<(), PipelineError> {
+    let options = calibrate_options(config)?;
     let mut points = Vec::new();
     for name in &config.scoring.operating_points {
         let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
@@ -264,17 +270,6 @@ fn write_labels(
     Ok(())
 }
 
-/// "0.123 [0.100, 0.150]", or "-" where there is no value.
-fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -> String {
-    let Some(value) = value.filter(|v| v.is_finite()) else {
-        return "-".into();
-    };
-    match evaluation.ci.get(name).copied().flatten() {
-        Some([low, high]) => format!("{value:.3} [{low:.3}, {high:.3}]"),
-        None => format!("{value:.3}"),
-    }
-}
-
 /// Success rate, ECE (‡ under bucket collapse), Brier and skill of one evaluation.
 fn calibration_columns(evaluation: &Evaluation, collapsed: bool) -> Vec<String> {
     let m = &evaluation.metrics;
@@ -286,18 +281,6 @@ fn calibration_columns(evaluation: &Evaluation, collapsed: bool) -> Vec<String> 
         with_ci(Some(m.brier), evaluation, "brier"),
         with_ci(m.skill_score, evaluation, "skill_score"),
     ]
-}
-
-/// A titled table.
-struct Named {
-    file: &'static str,
-    title: String,
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-fn header(first: &[&str], rest: &[&str]) -> Vec<String> {
-    first.iter().chain(rest).map(|s| s.to_string()).collect()
 }
 
 const CALIBRATION_HEADER: [&str; 5] = ["n", "success rate", "ECE", "Brier", "skill score"];
@@ -406,7 +389,6 @@ fn write_tables(
         ),
         rows: seven,
     });
-    create_dir(&dir.join("tables"))?;
     let mut markdown = format!(
         "# codecal run: {}\n\nCorrect means {metric} at or above the threshold of `{}`. \
          Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \
@@ -415,22 +397,7 @@ fn write_tables(
         config.scoring.thresholds.display(),
         config.calibration.bootstrap
     );
-    for table in &tables {
-        let body = if table.rows.is_empty() {
-            "(nothing in this run)\n".to_owned()
-        } else {
-            render_markdown(table)
-        };
-        markdown += &format!("## {}\n\n{body}\n", table.title);
-        write_atomic(
-            &dir.join(format!("tables/{}.csv", table.file)),
-            render_csv(table).as_bytes(),
-        )?;
-        write_atomic(
-            &dir.join(format!("tables/{}.tex", table.file)),
-            render_latex(table).as_bytes(),
-        )?;
-    }
+    markdown += &super::tables::write_all(dir, &tables)?;
     if !notes.is_empty() {
         markdown += "## Notes\n\n";
         for note in notes {
@@ -477,55 +444,4 @@ fn table_two(config: &RunConfig) -> Named {
             config.scoring.thresholds.display().to_string(),
         ]],
     }
-}
-
-fn render_markdown(table: &Named) -> String {
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        table.header.join(" | "),
-        "---|".repeat(table.header.len())
-    );
-    for row in &table.rows {
-        out += &format!("| {} |\n", row.join(" | "));
-    }
-    out
-}
-
-fn render_csv(table: &Named) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let _ = writer.write_record(&table.header);
-    for row in &table.rows {
-        let _ = writer.write_record(row);
-    }
-    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn render_latex(table: &Named) -> String {
-    let escape = |s: &str| {
-        s.replace('_', "\\_")
-            .replace('%', "\\%")
-            .replace('&', "\\&")
-            .replace('‡', "$^\\ddagger$")
-    };
-    let mut out = format!(
-        "% {}\n\\begin{{tabular}}{{{}}}\n\\hline\n{} \\\\\n\\hline\n",
-        table.title,
-        "l".repeat(table.header.len()),
-        table
-            .header
-            .iter()
-            .map(|h| escape(h))
-            .collect::<Vec<_>>()
-            .join(" & ")
-    );
-    for row in &table.rows {
-        out += &format!(
-            "{} \\\\\n",
-            row.iter()
-                .map(|c| escape(c))
-                .collect::<Vec<_>>()
-                .join(" & ")
-        );
-    }
-    out + "\\hline\n\\end{tabular}\n"
 }

@@ -19,6 +19,7 @@ use crate::generate::{Backend, Params};
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
 use crate::retrieve::{ExemplarSearch, PromptOptions, RetrieveMode};
+use crate::task::TaskKind;
 
 /// A stage failed for a reason of its own.
 fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
@@ -33,6 +34,9 @@ fn section(value: &impl serde::Serialize) -> String {
 }
 
 pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
+    if config.task()? != TaskKind::Summarize {
+        return super::tasks::all(config, books);
+    }
     records(config, books)?;
     sample(config, books)?;
     prompts(config, books)?;
@@ -219,18 +223,27 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
         .collect()
 }
 
-pub(crate) fn generation_params(config: &RunConfig) -> Params {
+/// The run's decoding parameters: the `[generation]` keys, and where one
+/// is unset, the task's default.
+pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineError> {
     let g = &config.generation;
-    Params {
-        max_tokens: g.max_tokens,
+    let (max_tokens, stop) = match config.task()? {
+        TaskKind::Summarize => {
+            let params = Params::default();
+            (params.max_tokens, params.stop)
+        }
+        _ => config.dataset()?.generation_defaults(),
+    };
+    Ok(Params {
+        max_tokens: g.max_tokens.unwrap_or(max_tokens),
         temperature: g.temperature,
-        stop: g.stop.clone(),
+        stop: g.stop.clone().unwrap_or(stop),
         top_logprobs: g.top_logprobs,
         seed: g.seed,
-    }
+    })
 }
 
-fn generations(
+pub(crate) fn generations(
     config: &RunConfig,
     backend_config: &BackendConfig,
     label: &str,
@@ -265,7 +278,7 @@ fn generations(
             let cache =
                 Cache::open(&dir.join("cache.sqlite")).map_err(|e| failed("generate", e))?;
             let options = StageOptions {
-                params: generation_params(config),
+                params: generation_params(config)?,
                 first_k: config.generation.first_k,
                 reflective,
                 templates: &templates,

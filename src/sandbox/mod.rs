@@ -89,11 +89,13 @@ pub enum Isolation {
 }
 
 /// Which isolations to try, for users and tests who want one in particular.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum IsolationChoice {
     #[default]
     Auto,
     Bubblewrap,
+    /// A network namespace by `unshare` with rlimits (no private /tmp).
+    #[value(name = "netns")]
     NetworkNamespace,
 }
 

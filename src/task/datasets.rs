@@ -49,6 +49,21 @@ impl Dataset {
         }
     }
 
+    /// Decoding defaults for its answers: (max tokens, stop strings). Code
+    /// answers are long and may be fenced, so they stop only where extra
+    /// top-level code would start running; CRUXEval stops at its closing
+    /// marker, line completion at the end of the line.
+    pub fn generation_defaults(self) -> (usize, Vec<String>) {
+        let stops = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        match self {
+            Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => {
+                (384, stops(&["\nif __name__", "\nassert ", "\nprint("]))
+            }
+            Dataset::CruxevalOutput | Dataset::CruxevalInput => (100, stops(&["[/ANSWER]"])),
+            Dataset::LineCompletion => (64, stops(&["\n"])),
+        }
+    }
+
     /// The kind of task its problems pose.
     pub fn task(self) -> TaskKind {
         match self {
@@ -232,6 +247,15 @@ struct CruxevalLine {
     output: String,
 }
 
+/// What CRUXEval's prompts ask, in the manner of its authors' direct
+/// prompts: a literal, no explanation, between answer markers.
+const CRUXEVAL_OUTPUT_INSTRUCTION: &str = "Complete the assertion with the output of the \
+function on the given input, as a Python literal (no function calls), even if the function \
+looks wrong. Write only the completed assertion between [ANSWER] and [/ANSWER].";
+const CRUXEVAL_INPUT_INSTRUCTION: &str = "Find an input such that executing the function on \
+it gives the given output. Write only the assertion, with `??` replaced by the input, between \
+[ANSWER] and [/ANSWER].";
+
 /// Which half of CRUXEval to pose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CruxevalMode {
@@ -249,7 +273,10 @@ pub fn read_cruxeval(path: &Path, mode: CruxevalMode) -> Result<Vec<Problem>, Co
         .into_iter()
         .map(|line| match mode {
             CruxevalMode::Output => Problem {
-                prompt: format!("{}\nassert f({}) == ??", line.code, line.input),
+                prompt: format!(
+                    "{CRUXEVAL_OUTPUT_INSTRUCTION}\n\n{}\nassert f({}) == ??\n",
+                    line.code, line.input
+                ),
                 reference_answer: line.output.clone(),
                 id: line.id,
                 oracle: Oracle::CruxevalOutput {
@@ -259,7 +286,10 @@ pub fn read_cruxeval(path: &Path, mode: CruxevalMode) -> Result<Vec<Problem>, Co
                 },
             },
             CruxevalMode::Input => Problem {
-                prompt: format!("{}\nassert f(??) == {}", line.code, line.output),
+                prompt: format!(
+                    "{CRUXEVAL_INPUT_INSTRUCTION}\n\n{}\nassert f(??) == {}\n",
+                    line.code, line.output
+                ),
                 reference_answer: format!("f({})", line.input),
                 id: line.id,
                 oracle: Oracle::CruxevalInput {

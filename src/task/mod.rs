@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::sandbox::{Ending, Execution, Sandbox, SandboxError};
 
 /// The kinds of task `codecal` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskKind {
     Summarize,
@@ -30,7 +30,7 @@ pub enum TaskKind {
 
 /// One problem: what the model is asked, a known-good answer, and how an
 /// answer is judged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Problem {
     pub id: String,
     pub prompt: String,
@@ -41,7 +41,7 @@ pub struct Problem {
 }
 
 /// How an answer to a problem is judged.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Oracle {
     /// HumanEval: the answer continues the prompt; the program is

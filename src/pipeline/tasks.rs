@@ -1,0 +1,195 @@
+//! `codecal run` for tasks other than summaries (code synthesis, line
+//! completion, CRUXEval): problems -> generate (per backend) -> judge ->
+//! calibrate, with correctness from the task's oracle instead of a
+//! similarity threshold.
+//!
+//! The generation stage is the summaries' own; what differs is where the
+//! prompts come from (a dataset, not retrieval) and where the labels come
+//! from (`task::judge_all`, running code only in the sandbox). The tables
+//! are `task_report`'s.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::config::RunConfig;
+use super::stages::{backend_label, generations, read_jsonl, text_field};
+use super::{Books, PipelineError, file_sha256, hash_strings};
+use crate::artifact::{create_dir, write_atomic};
+use crate::corpus::mine::python_stdlib;
+use crate::models::ModelHome;
+use crate::sandbox::{Limits, Sandbox};
+use crate::task::datasets::Dataset;
+use crate::task::{Problem, answer, judge_all};
+
+fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
+    PipelineError::Stage {
+        stage: stage.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
+    let dataset = config.dataset()?;
+    problems(config, dataset, books)?;
+    let home = ModelHome::from_env().map_err(|e| failed("generate", e))?;
+    let mut labels = Vec::new();
+    for backend in &config.backends {
+        let label = backend_label(backend);
+        generations(config, backend, &label, &home, books)?;
+        verdicts(config, dataset, &label, books)?;
+        labels.push(label);
+    }
+    let mut inputs = vec![
+        serde_json::to_string(&config.calibration).unwrap_or_default(),
+        books.file_hash("problems.jsonl")?,
+    ];
+    for label in &labels {
+        inputs.push(books.file_hash(&format!("generations/{label}.jsonl"))?);
+        inputs.push(books.file_hash(&format!("verdicts/{label}.jsonl"))?);
+    }
+    books.stage("calibrate", &inputs, &["report.md".into()], 0, |dir| {
+        super::task_report::calibrate_and_report(config, dataset, dir, &labels)
+    })
+}
+
+/// The dataset's file, or its default: HumanEval from the set-up, the
+/// Python standard library for line completion.
+fn dataset_path(config: &RunConfig, dataset: Dataset) -> Result<PathBuf, PipelineError> {
+    if let Some(path) = &config.dataset.path {
+        return Ok(path.clone());
+    }
+    match dataset {
+        Dataset::Humaneval => ModelHome::from_env()
+            .and_then(|home| home.ensure_humaneval())
+            .map_err(|e| failed("problems", e)),
+        _ => python_stdlib().map_err(|e| failed("problems", e)),
+    }
+}
+
+/// Reads the dataset, draws the sample, and writes the problems and the
+/// prompts the generation stage reads.
+fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(), PipelineError> {
+    let path = dataset_path(config, dataset)?;
+    let fingerprint = if path.is_dir() {
+        path.display().to_string()
+    } else {
+        file_sha256(&path)?
+    };
+    let inputs = vec![
+        serde_json::to_string(&config.dataset).unwrap_or_default(),
+        config.task.clone(),
+        fingerprint,
+    ];
+    let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
+    books.stage("problems", &inputs, &outputs, 0, |dir| {
+        let all = dataset
+            .read(&path, config.dataset.seed)
+            .map_err(|e| failed("problems", e))?;
+        let problems = sample(all, config.dataset.problems, config.dataset.seed);
+        let mut problem_lines = String::new();
+        let mut prompt_lines = String::new();
+        for problem in &problems {
+            problem_lines += &(serde_json::to_string(problem).unwrap_or_default() + "\n");
+            // `repo` is what repository-split cross-validation groups by:
+            // here the problem, so that its answers never straddle folds.
+            let prompt = serde_json::json!({
+                "id": problem.id, "prompt": problem.prompt, "repo": problem.id,
+                "language": "python", "reference": problem.reference_answer,
+            });
+            prompt_lines += &(prompt.to_string() + "\n");
+        }
+        write_atomic(&dir.join("problems.jsonl"), problem_lines.as_bytes())?;
+        write_atomic(&dir.join("prompts.jsonl"), prompt_lines.as_bytes())?;
+        Ok(())
+    })
+}
+
+/// A seeded sample of `size` problems in dataset order, or all of them.
+fn sample(problems: Vec<Problem>, size: Option<usize>, seed: u64) -> Vec<Problem> {
+    use rand::SeedableRng;
+    use rand::seq::index;
+    let Some(size) = size.filter(|size| *size < problems.len()) else {
+        return problems;
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut chosen = index::sample(&mut rng, problems.len(), size).into_vec();
+    chosen.sort_unstable();
+    chosen.into_iter().map(|i| problems[i].clone()).collect()
+}
+
+pub(crate) fn read_problems(path: &Path) -> Result<Vec<Problem>, PipelineError> {
+    read_jsonl(path)?
+        .into_iter()
+        .map(|row| {
+            serde_json::from_value(row).map_err(|e| PipelineError::Artifact {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Judges each generation of one backend against its problem, sandboxed.
+fn verdicts(
+    config: &RunConfig,
+    dataset: Dataset,
+    label: &str,
+    books: &mut Books,
+) -> Result<(), PipelineError> {
+    let generations = format!("generations/{label}.jsonl");
+    let inputs = vec![
+        books.file_hash("problems.jsonl")?,
+        books.file_hash(&generations)?,
+        hash_strings(&[
+            config.dataset.timeout_s.to_string(),
+            config.dataset.isolation.clone(),
+        ]),
+    ];
+    let output = format!("verdicts/{label}.jsonl");
+    books.stage(
+        &format!("judge {label}"),
+        &inputs,
+        std::slice::from_ref(&output),
+        0,
+        |dir| {
+            let problems = read_problems(&dir.join("problems.jsonl"))?;
+            let by_id: std::collections::HashMap<&str, &Problem> =
+                problems.iter().map(|p| (p.id.as_str(), p)).collect();
+            let rows = read_jsonl(&dir.join(&generations))?;
+            let mut pairs = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let id = text_field(row, "id");
+                let problem = *by_id
+                    .get(id.as_str())
+                    .ok_or_else(|| failed("judge", format!("{generations}: no problem `{id}`")))?;
+                pairs.push((
+                    problem,
+                    answer::extract(dataset.task(), &text_field(row, "text")),
+                ));
+            }
+            let sandbox = if pairs.iter().any(|(p, _)| p.oracle.executes()) {
+                let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
+                let isolation =
+                    super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
+                Some(Sandbox::detect(limits, isolation).map_err(|e| failed("judge", e))?)
+            } else {
+                None
+            };
+            let borrowed: Vec<(&Problem, &str)> =
+                pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
+            let verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
+                .map_err(|e| failed("judge", e))?;
+            let mut lines = String::new();
+            for ((problem, answer), verdict) in pairs.iter().zip(&verdicts) {
+                let row = serde_json::json!({
+                    "id": problem.id, "answer": answer, "correct": verdict.correct,
+                    "reason": verdict.reason, "detail": verdict.detail,
+                });
+                lines += &(row.to_string() + "\n");
+            }
+            create_dir(&dir.join("verdicts"))?;
+            write_atomic(&dir.join(&output), lines.as_bytes())?;
+            Ok(())
+        },
+    )
+}

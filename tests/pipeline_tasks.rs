@@ -1,0 +1,270 @@
+//! `codecal run` on tasks judged by running code: CRUXEval output
+//! prediction and HumanEval synthesis, with a loopback HTTP backend whose
+//! answers are right or wrong by design, so that the verdicts, the seed
+//! tables and the confidence-correctness link can be checked.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::server::{Server, completion, json};
+
+fn codecal(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn write_config(dir: &Path, server: &Server, task: &str, dataset: &str) -> PathBuf {
+    let text = format!(
+        r#"name = "{task}"
+runs_dir = "{runs}"
+task = "{task}"
+
+[dataset]
+{dataset}
+problems = 60
+seed = 3
+
+[[backends]]
+kind = "openai"
+base_url = "{url}"
+model = "test-model"
+concurrency = 2
+retry_base_ms = 10
+
+[calibration]
+confidence = ["average_token_probability", "total_probability", "length_baseline"]
+cv = "group"
+folds = 3
+bootstrap = 50
+"#,
+        runs = dir.join("runs").display(),
+        url = server.base_url,
+    );
+    let path = dir.join(format!("{task}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    csv::Reader::from_path(path)
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect()
+}
+
+/// Whether the designed answer to a prompt is the right one: two in three.
+fn answers_right(prompt: &str) -> bool {
+    prompt.len() % 3 != 0
+}
+
+#[test]
+fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
+    let (Some(data), Some(_)) = (
+        common::shared_data("cruxeval/cruxeval.jsonl"),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    // The true output of each function call the prompts will show.
+    let outputs: HashMap<String, String> = jsonl(&data)
+        .iter()
+        .map(|row| {
+            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
+            (call, row["output"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let call = prompt
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("assert f("))
+            .unwrap_or("");
+        let (answer, p) = if answers_right(prompt) {
+            (outputs.get(call).cloned().unwrap_or_default(), 0.9)
+        } else {
+            ("'not the output'".to_owned(), 0.4)
+        };
+        let text = format!("[ANSWER]{} == {answer}", call.trim_end_matches(" == ??"));
+        json(200, &completion(&[(&text, p)]))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = format!("path = \"{}\"", data.display());
+    let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
+    let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let run = dir.path().join("runs/cruxeval-output");
+    let problems = jsonl(&run.join("problems.jsonl"));
+    assert_eq!(problems.len(), 60);
+    let label = "openai-test-model";
+    let generations = jsonl(&run.join(format!("generations/{label}.jsonl")));
+    let verdicts = jsonl(&run.join(format!("verdicts/{label}.jsonl")));
+    assert_eq!(verdicts.len(), 60);
+    for (problem, verdict) in problems.iter().zip(&verdicts) {
+        let prompt = problem["prompt"].as_str().unwrap();
+        assert_eq!(verdict["id"], problem["id"]);
+        assert_eq!(
+            verdict["correct"].as_bool(),
+            Some(answers_right(prompt)),
+            "{verdict}"
+        );
+    }
+    assert_eq!(generations.len(), 60);
+
+    let five = csv_rows(&run.join("tables/table5.csv"));
+    assert_eq!(five[0][1], "unskilled");
+    assert_eq!(
+        five.len(),
+        4,
+        "the unskilled row and three measures: {five:?}"
+    );
+    let eight = csv_rows(&run.join("tables/table8.csv"));
+    let auc = |measure: &str| -> f64 {
+        let row = eight.iter().find(|r| r[1] == measure).unwrap();
+        row[4].split(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        auc("average_token_probability"),
+        1.0,
+        "confidence was designed to separate"
+    );
+    assert!(csv_rows(&run.join("tables/table6.csv")).len() == 3);
+    assert!(csv_rows(&run.join("tables/oyster.csv")).len() == 6);
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("Table 5 (seed 000)") && report.contains("Open the Oyster"));
+    assert!(run.join("calibration/cruxevaloutput").exists());
+
+    // Unchanged inputs: a second run asks the server nothing and judges nothing again.
+    let asked = completions(&server);
+    let again = codecal(&["run", "--config", config.to_str().unwrap(), "--resume"]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(completions(&server), asked);
+    let stages = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stages.contains("judge openai-test-model: unchanged, reused"),
+        "{stages}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.join("report.md")).unwrap(),
+        report
+    );
+}
+
+#[test]
+fn a_humaneval_run_executes_answers_in_the_sandbox() {
+    let (Some(data), Some(_)) = (
+        common::humaneval_file(),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    let solutions: HashMap<String, String> = jsonl_gz(&data)
+        .iter()
+        .map(|row| {
+            (
+                row["prompt"].as_str().unwrap().to_owned(),
+                row["canonical_solution"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let (answer, p) = if answers_right(prompt) {
+            (solutions.get(prompt).cloned().unwrap_or_default(), 0.8)
+        } else {
+            ("    return None\n".to_owned(), 0.5)
+        };
+        json(200, &completion(&[(&answer, p)]))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &server, "synthesis", "name = \"humaneval\"");
+    let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("runs/synthesis");
+    let problems = jsonl(&run.join("problems.jsonl"));
+    let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
+    assert_eq!(verdicts.len(), 60);
+    let mut wrong_reasons = Vec::new();
+    for (problem, verdict) in problems.iter().zip(&verdicts) {
+        let right = answers_right(problem["prompt"].as_str().unwrap());
+        assert_eq!(verdict["correct"].as_bool(), Some(right), "{verdict}");
+        if !right {
+            wrong_reasons.push(verdict["reason"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(
+        wrong_reasons
+            .iter()
+            .all(|r| r == "failed-test" || r == "runtime-error"),
+        "{wrong_reasons:?}"
+    );
+}
+
+/// Generation requests the server got (the config check's GET /models aside).
+fn completions(server: &Server) -> usize {
+    let seen = server.seen.lock().unwrap();
+    seen.iter()
+        .filter(|s| s.path.ends_with("/completions"))
+        .count()
+}
+
+fn jsonl_gz(path: &Path) -> Vec<serde_json::Value> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn task_configs_with_bad_keys_are_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(|_, _| json(200, &serde_json::json!({"data": []})));
+    for (task, dataset, message) in [
+        ("cruxeval-output", "", "dataset.path"),
+        ("translation", "", "task"),
+        ("synthesis", "name = \"cruxeval-input\"", "dataset.name"),
+        (
+            "cruxeval-input",
+            "path = \"/nonexistent/cruxeval.jsonl\"",
+            "dataset.path",
+        ),
+    ] {
+        let config = write_config(dir.path(), &server, task, dataset);
+        let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{task} {dataset} was accepted");
+        assert!(stderr.contains(message), "{stderr:?} lacks {message:?}");
+        assert!(!stderr.contains("panicked"));
+    }
+}
