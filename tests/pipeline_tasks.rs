@@ -268,3 +268,31 @@ fn task_configs_with_bad_keys_are_refused_naming_the_key() {
         assert!(!stderr.contains("panicked"));
     }
 }
+
+#[test]
+fn every_shipped_config_passes_its_checks() {
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&configs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let config = codecal::pipeline::RunConfig::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let needs_shared = config
+            .corpus
+            .paths
+            .iter()
+            .chain(&config.dataset.path)
+            .any(|p| !p.exists());
+        if needs_shared && common::shared_data("").is_none() {
+            continue;
+        }
+        config
+            .check()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} configs checked");
+}
