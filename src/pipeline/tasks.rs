@@ -17,6 +17,7 @@ use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::python_stdlib;
 use crate::models::ModelHome;
+use crate::prompt::PromptStyle;
 use crate::sandbox::{Limits, Sandbox};
 use crate::task::datasets::Dataset;
 use crate::task::{Problem, answer, judge_all};
@@ -79,7 +80,13 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
         serde_json::to_string(&config.dataset).unwrap_or_default(),
         config.task.clone(),
         fingerprint,
+        config.prompt.style.clone().unwrap_or_default(),
     ];
+    // An instruct model answers a chat turn; a completion model continues text.
+    let chat = match &config.prompt.style {
+        Some(style) => super::config::enum_value::<PromptStyle>("prompt.style", style)?,
+        None => PromptStyle::Completion,
+    } == PromptStyle::Chat;
     let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
     books.stage("problems", &inputs, &outputs, 0, |dir| {
         let all = dataset
@@ -92,8 +99,14 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
             problem_lines += &(serde_json::to_string(problem).unwrap_or_default() + "\n");
             // `repo` is what repository-split cross-validation groups by:
             // here the problem, so that its answers never straddle folds.
+            let text = serde_json::Value::from(problem.prompt.as_str());
+            let prompt = if chat {
+                serde_json::json!([{"role": "user", "content": text}])
+            } else {
+                text
+            };
             let prompt = serde_json::json!({
-                "id": problem.id, "prompt": problem.prompt, "repo": problem.id,
+                "id": problem.id, "prompt": prompt, "repo": problem.id,
                 "language": "python", "reference": problem.reference_answer,
             });
             prompt_lines += &(prompt.to_string() + "\n");

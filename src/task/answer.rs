@@ -47,7 +47,8 @@ enum Side {
 
 /// CRUXEval answers, as its prompts ask for them: between `[ANSWER]` and
 /// `[/ANSWER]` where those markers appear, possibly as a whole assertion
-/// `assert f(x) == y`, of which the wanted side is kept.
+/// `assert f(x) == y`, of which the wanted side is kept. A reply that
+/// restates the code keeps only its last assertion line.
 fn cruxeval_answer(raw: &str, side: Side) -> String {
     let mut answer = raw;
     if let Some((_, after)) = answer.split_once("[ANSWER]") {
@@ -56,7 +57,14 @@ fn cruxeval_answer(raw: &str, side: Side) -> String {
     if let Some((before, _)) = answer.split_once("[/ANSWER]") {
         answer = before;
     }
-    let answer = answer.trim();
+    let unfenced = unfence(answer);
+    let answer = unfenced.trim();
+    let answer = answer
+        .lines()
+        .rev()
+        .find(|line| line.trim_start().starts_with("assert ") && line.contains(" == "))
+        .unwrap_or(answer)
+        .trim();
     let answer = answer.strip_prefix("assert ").unwrap_or(answer);
     match (answer.split_once(" == "), side) {
         (Some((left, _)), Side::Left) => left.trim().to_string(),
@@ -88,6 +96,8 @@ mod tests {
         assert_eq!(extract(TaskKind::CruxevalOutput, raw), "[2, 1]");
         assert_eq!(extract(TaskKind::CruxevalInput, raw), "f([1, 2])");
         assert_eq!(extract(TaskKind::CruxevalOutput, " 'abc'\n"), "'abc'");
+        let restated = "```python\ndef f(x):\n    return x\nassert f(3) == 3\n```";
+        assert_eq!(extract(TaskKind::CruxevalOutput, restated), "3");
     }
 
     #[test]
