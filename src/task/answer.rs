@@ -25,15 +25,19 @@ fn first_nonblank_line(text: &str) -> &str {
 }
 
 /// The code inside the first Markdown fence, or the whole text without one.
+/// A lone fence closes code that began the reply, or opens code that runs
+/// to its end.
 fn unfence(raw: &str) -> String {
     let Some(open) = raw.find("```") else {
         return raw.to_string();
     };
+    let before = &raw[..open];
     let after_open = &raw[open + 3..];
     // Skip the fence's language tag line.
     let body = after_open.split_once('\n').map_or("", |(_, body)| body);
     match body.find("```") {
         Some(close) => body[..close].to_string(),
+        None if !before.trim().is_empty() => before.to_string(),
         None => body.to_string(),
     }
 }
