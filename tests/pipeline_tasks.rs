@@ -105,6 +105,9 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     let dir = tempfile::tempdir().unwrap();
     let dataset = format!("path = \"{}\"", data.display());
     let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += "\n[generation]\nreflective = [\"ask-true\"]\n";
+    std::fs::write(&config, text).unwrap();
     let out = codecal(&["run", "--config", config.to_str().unwrap()]);
     assert!(
         out.status.success(),

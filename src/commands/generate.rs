@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use codecal::confidence::reflective::{Measure, Templates};
+use codecal::confidence::reflective::{Measure, Templates, Wording};
 use codecal::generate::batch::read_prompts;
 use codecal::generate::cache::Cache;
 use codecal::generate::stage::{self, StageOptions};
@@ -93,7 +93,7 @@ pub struct GenerateArgs {
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let rows = read_prompts(&args.prompts)?;
-    let templates = Templates::load(args.template_dir.as_deref())?;
+    let templates = Templates::load(args.template_dir.as_deref(), Wording::Summary)?;
     let home = ModelHome::from_env()?;
     let backend = backend(&args, &home)?;
     let cache_path = args

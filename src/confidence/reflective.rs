@@ -72,7 +72,28 @@ impl Measure {
         }
     }
 
-    fn builtin_template(self) -> &'static str {
+    fn builtin_template(self, wording: Wording) -> &'static str {
+        // Code tasks ask about an answer, not a comment; the 1-4 ratings are
+        // Haque et al.'s similarity scale for summaries and the reassess
+        // turn speaks of any answer, so those stay as they are.
+        match (self, wording) {
+            (Measure::AskTrue, Wording::Code) => {
+                include_str!("../../templates/reflective-code/ask-true.txt")
+            }
+            (Measure::VerbalizedProbability, Wording::Code) => {
+                include_str!("../../templates/reflective-code/verbalized-probability.txt")
+            }
+            (Measure::OysterIntrinsic, Wording::Code) => {
+                include_str!("../../templates/reflective-code/oyster-intrinsic.txt")
+            }
+            (Measure::OysterReflective, Wording::Code) => {
+                include_str!("../../templates/reflective-code/oyster-reflective.txt")
+            }
+            _ => self.summary_template(),
+        }
+    }
+
+    fn summary_template(self) -> &'static str {
         match self {
             Measure::AskTrue => include_str!("../../templates/reflective/ask-true.txt"),
             Measure::Verbalized14 => include_str!("../../templates/reflective/verbalized-1-4.txt"),
@@ -135,9 +156,19 @@ pub enum TemplateError {
     Placeholders { path: PathBuf },
 }
 
+/// Which built-in templates: about a comment (summaries) or about an answer
+/// (code generation and reasoning tasks, from `templates/reflective-code/`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Wording {
+    #[default]
+    Summary,
+    Code,
+}
+
 impl Templates {
-    /// The built-in templates, each replaced by `DIR/<name>.txt` where `dir` has one.
-    pub fn load(dir: Option<&Path>) -> Result<Templates, TemplateError> {
+    /// The built-in templates of `wording`, each replaced by
+    /// `DIR/<name>.txt` where `dir` has one.
+    pub fn load(dir: Option<&Path>, wording: Wording) -> Result<Templates, TemplateError> {
         let mut texts = BTreeMap::new();
         for measure in Measure::ALL {
             let file = dir.map(|d| d.join(format!("{}.txt", measure.name())));
@@ -157,7 +188,7 @@ impl Templates {
                     }
                     text
                 }
-                None => measure.builtin_template().to_owned(),
+                None => measure.builtin_template(wording).to_owned(),
             };
             // The file's final newline is not part of the prompt.
             let text = text.strip_suffix('\n').unwrap_or(&text).to_owned();
@@ -381,7 +412,7 @@ mod tests {
             code: Some("int f();"),
             answer: " Does f.",
         };
-        let templates = Templates::load(None).unwrap();
+        let templates = Templates::load(None, Wording::Summary).unwrap();
         let (text, _) = templates.get(Measure::VerbalizedProbability);
         let Prompt::Completion(q) =
             question(Measure::VerbalizedProbability, text, &subject).unwrap()

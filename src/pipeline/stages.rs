@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::config::{BackendConfig, RunConfig, enum_value};
 use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
-use crate::confidence::reflective::{Measure, Templates};
+use crate::confidence::reflective::{Measure, Templates, Wording};
 use crate::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
 use crate::corpus::{Record, dedupe, read_codexglue, to_jsonl};
 use crate::generate::batch::read_prompts;
@@ -250,7 +250,11 @@ pub(crate) fn generations(
     home: &ModelHome,
     books: &mut Books,
 ) -> Result<(), PipelineError> {
-    let templates = Templates::load(config.generation.template_dir.as_deref())
+    let wording = match config.task()? {
+        TaskKind::Summarize => Wording::Summary,
+        _ => Wording::Code,
+    };
+    let templates = Templates::load(config.generation.template_dir.as_deref(), wording)
         .map_err(|e| failed("generate", e))?;
     let reflective: Vec<Measure> = config
         .generation

@@ -31,6 +31,10 @@ use crate::task::datasets::Dataset;
 /// rescaled confidences have collapsed towards the success rate.
 const SKILL_FOR_ECE: f64 = 0.05;
 
+const ASK_TRUE: &str = "ask-true";
+/// P(True) / (P(True) + P(False)) of the `ask-true` measure, reported beside it.
+const ASK_TRUE_NORMALIZED: &str = "ask-true-normalized";
+
 /// One model x measure result.
 struct Cell {
     model: String,
@@ -58,12 +62,17 @@ pub(crate) fn calibrate_and_report(
         .map(|p| p.reference_answer.chars().count())
         .collect();
     let baseline = LengthBaseline::fit(&lengths);
-    let measures: Vec<&String> = config
+    let mut measures: Vec<String> = config
         .calibration
         .confidence
         .iter()
         .chain(&config.generation.reflective)
+        .cloned()
         .collect();
+    // Seed 000 reports Ask T/F both as P(True) and normalised by P(False).
+    if measures.iter().any(|m| m == ASK_TRUE) {
+        measures.push(ASK_TRUE_NORMALIZED.to_owned());
+    }
     let mut cells = Vec::new();
     let mut notes = Vec::new();
     let mut outcomes = Vec::new();
@@ -100,7 +109,7 @@ pub(crate) fn calibrate_and_report(
                 .join("calibration")
                 .join(format!("{dataset:?}").to_lowercase())
                 .join(label)
-                .join(measure.as_str());
+                .join(measure);
             crate::report::write_calibration_dir(&out, &report).map_err(stage_error)?;
             cells.push(Cell {
                 model: label.clone(),
@@ -122,6 +131,9 @@ fn confidence_of(
 ) -> Option<f64> {
     if measure == LENGTH_BASELINE {
         return baseline.map(|b| b.confidence(answer_length));
+    }
+    if measure == ASK_TRUE_NORMALIZED {
+        return generation["reflective"][ASK_TRUE]["p_true_normalized"].as_f64();
     }
     generation["confidence"][measure]
         .as_f64()

@@ -105,8 +105,9 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
             } else {
                 text
             };
+            // `code` is what fresh-context reflective templates show the judge.
             let prompt = serde_json::json!({
-                "id": problem.id, "prompt": prompt, "repo": problem.id,
+                "id": problem.id, "prompt": prompt, "code": problem.prompt, "repo": problem.id,
                 "language": "python", "reference": problem.reference_answer,
             });
             prompt_lines += &(prompt.to_string() + "\n");
