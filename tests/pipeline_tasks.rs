@@ -7,16 +7,8 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use common::server::{Server, completion, json};
-
-fn codecal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_codecal"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn write_config(dir: &Path, server: &Server, task: &str, dataset: &str) -> PathBuf {
     let text = format!(
@@ -55,14 +47,6 @@ fn jsonl(path: &Path) -> Vec<serde_json::Value> {
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
-fn csv_rows(path: &Path) -> Vec<Vec<String>> {
-    csv::Reader::from_path(path)
-        .unwrap()
-        .records()
-        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
         .collect()
 }
 
@@ -108,7 +92,7 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text += "\n[generation]\nreflective = [\"ask-true\"]\n";
     std::fs::write(&config, text).unwrap();
-    let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -133,14 +117,14 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     }
     assert_eq!(generations.len(), 60);
 
-    let five = csv_rows(&run.join("tables/table5.csv"));
+    let five = common::csv_rows(&run.join("tables/table5.csv"));
     assert_eq!(five[0][1], "unskilled");
     assert_eq!(
         five.len(),
         4,
         "the unskilled row and three measures: {five:?}"
     );
-    let eight = csv_rows(&run.join("tables/table8.csv"));
+    let eight = common::csv_rows(&run.join("tables/table8.csv"));
     let auc = |measure: &str| -> f64 {
         let row = eight.iter().find(|r| r[1] == measure).unwrap();
         row[4].split(' ').next().unwrap().parse().unwrap()
@@ -150,21 +134,21 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
         1.0,
         "confidence was designed to separate"
     );
-    assert!(csv_rows(&run.join("tables/table6.csv")).len() == 3);
-    assert!(csv_rows(&run.join("tables/oyster.csv")).len() == 6);
+    assert!(common::csv_rows(&run.join("tables/table6.csv")).len() == 3);
+    assert!(common::csv_rows(&run.join("tables/oyster.csv")).len() == 6);
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("Table 5 (seed 000)") && report.contains("Open the Oyster"));
     assert!(run.join("calibration/cruxevaloutput").exists());
 
     // Unchanged inputs: a second run asks the server nothing and judges nothing again.
-    let asked = completions(&server);
-    let again = codecal(&["run", "--config", config.to_str().unwrap(), "--resume"]);
+    let asked = server.generation_requests();
+    let again = common::codecal(&["run", "--config", config.to_str().unwrap(), "--resume"]);
     assert!(
         again.status.success(),
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    assert_eq!(completions(&server), asked);
+    assert_eq!(server.generation_requests(), asked);
     let stages = String::from_utf8_lossy(&again.stderr);
     assert!(
         stages.contains("judge openai-test-model: unchanged, reused"),
@@ -204,7 +188,7 @@ fn a_humaneval_run_executes_answers_in_the_sandbox() {
     });
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &server, "synthesis", "name = \"humaneval\"");
-    let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -228,14 +212,6 @@ fn a_humaneval_run_executes_answers_in_the_sandbox() {
             .all(|r| r == "failed-test" || r == "runtime-error"),
         "{wrong_reasons:?}"
     );
-}
-
-/// Generation requests the server got (the config check's GET /models aside).
-fn completions(server: &Server) -> usize {
-    let seen = server.seen.lock().unwrap();
-    seen.iter()
-        .filter(|s| s.path.ends_with("/completions"))
-        .count()
 }
 
 fn jsonl_gz(path: &Path) -> Vec<serde_json::Value> {
@@ -264,7 +240,7 @@ fn task_configs_with_bad_keys_are_refused_naming_the_key() {
         ),
     ] {
         let config = write_config(dir.path(), &server, task, dataset);
-        let out = codecal(&["run", "--config", config.to_str().unwrap()]);
+        let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{task} {dataset} was accepted");
         assert!(stderr.contains(message), "{stderr:?} lacks {message:?}");

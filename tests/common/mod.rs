@@ -94,3 +94,20 @@ pub fn sandbox(
         }
     }
 }
+
+/// Runs the built `codecal` binary with `args`.
+pub fn codecal(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The data rows of a CSV file.
+pub fn csv_rows(path: &std::path::Path) -> Vec<Vec<String>> {
+    csv::Reader::from_path(path)
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap().iter().map(str::to_owned).collect())
+        .collect()
+}

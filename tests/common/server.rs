@@ -62,6 +62,14 @@ impl Server {
         }
     }
 
+    /// Generation requests seen (the config check's GET /models aside).
+    pub fn generation_requests(&self) -> usize {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .filter(|s| s.path.ends_with("/completions"))
+            .count()
+    }
+
     pub fn requests(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
