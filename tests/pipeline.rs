@@ -246,6 +246,10 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
         report.contains("0.9155"),
         "Table II quotes the thresholds file's AUC"
     );
+    assert!(
+        report.contains("Fig. 3") && report.contains("codecal thresholds --ratings"),
+        "the report says which command draws the ROC"
+    );
     // The even functions get the right summary: about half are correct, and the
     // confident ones are the right ones, so AUROC-like separation shows in rho.
     let table3 = common::csv_rows(&run.join("tables/table3.csv"));

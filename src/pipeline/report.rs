@@ -405,6 +405,13 @@ fn write_tables(
         }
         markdown += "\n";
     }
+    // The metric's ROC depends on the human ratings, not on this run: the
+    // command that chose the thresholds draws it.
+    markdown += &format!(
+        "## Fig. 3: ROC of {metric} against the human ratings\n\nDrawn (roc.svg, roc.png) by \
+         the command that made the thresholds file, run from the repository root: {}\n\n",
+        thresholds_value(config, "command ")
+    );
     markdown += "## Reliability diagrams\n\n";
     for c in cells {
         let path = format!(
@@ -420,19 +427,22 @@ fn write_tables(
     Ok(())
 }
 
+/// The raw TOML value of a top-level `key` of the thresholds file, or "-".
+fn thresholds_value(config: &RunConfig, key: &str) -> String {
+    let text = std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default();
+    text.lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix(key)
+                .and_then(|r| r.trim_start().strip_prefix('='))
+        })
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_else(|| "-".into())
+}
+
 /// Table II: the AUC of the labelling metric against human ratings, as its thresholds file records it.
 fn table_two(config: &RunConfig) -> Named {
-    let text = std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default();
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| {
-                l.trim()
-                    .strip_prefix(key)
-                    .and_then(|r| r.trim_start().strip_prefix('='))
-            })
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_else(|| "-".into())
-    };
+    let value = |key: &str| thresholds_value(config, key);
     Named {
         file: "table2",
         title: "Table II: AUC of the similarity metric against human ratings".into(),
