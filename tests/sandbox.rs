@@ -158,3 +158,27 @@ fn the_harness_tells_endings_apart() {
         .collect();
     assert_eq!(endings, [Ending::Finished, Ending::AssertionFailed]);
 }
+
+#[test]
+fn where_no_isolation_can_start_it_refuses_and_says_why() {
+    // 1 MiB of address space is too little for either tool to start, which
+    // stands in for a machine where neither works.
+    let starved = Limits {
+        memory_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    match Sandbox::detect(starved, IsolationChoice::Auto) {
+        Ok(sandbox) => panic!("a sandbox started with 1 MiB: {:?}", sandbox.isolation()),
+        Err(error) => {
+            let message = error.to_string();
+            assert!(
+                message.starts_with("refusing to run generated code"),
+                "{message}"
+            );
+            assert!(
+                message.contains("bubblewrap:") && message.contains("unshare --net:"),
+                "{message}"
+            );
+        }
+    }
+}
