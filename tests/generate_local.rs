@@ -94,11 +94,12 @@ fn f32_generation_logprobs_match_teacher_forcing() {
     check_against_teacher_forcing(Weights::F32, 1e-4);
 }
 
-/// f16 products round differently for one row and for many (1.5e-3 nats
-/// apart was measured here), so the f16 layout gets a looser bound too.
+/// f16 products round differently for one row and for many, and by how
+/// much depends on the CPU's f16 kernels: 1.5e-3 nats apart on one machine,
+/// 0.015 on another (2026-11-23). So the f16 layout gets a looser bound.
 #[test]
 fn f16_generation_logprobs_are_close_to_teacher_forcing() {
-    check_against_teacher_forcing(Weights::F16, 0.01);
+    check_against_teacher_forcing(Weights::F16, 0.05);
 }
 
 /// With Q4_1 kernels the one-token decode steps and the batched pass do not
