@@ -9,10 +9,10 @@ use anyhow::Context;
 use clap::Args;
 
 use codecal::models::ModelHome;
-use codecal::sandbox::{IsolationChoice, Limits, Sandbox};
+use codecal::sandbox::{IsolationChoice, Limits};
 use codecal::table::{Format, Table};
 use codecal::task::datasets::Dataset;
-use codecal::task::{Problem, Verdict, answer, judge_all};
+use codecal::task::{self, Problem, answer, judge_all};
 
 #[derive(Args)]
 pub struct JudgeArgs {
@@ -55,15 +55,6 @@ pub struct JudgeArgs {
     isolation: IsolationChoice,
 }
 
-/// One output line: the answer judged, then the verdict's fields.
-#[derive(serde::Serialize)]
-struct VerdictRow<'a> {
-    id: &'a str,
-    answer: &'a str,
-    #[serde(flatten)]
-    verdict: &'a Verdict,
-}
-
 pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
     let data = match (&args.data, args.dataset) {
         (Some(path), _) => path.clone(),
@@ -92,13 +83,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         };
         pairs.push((*problem, answer));
     }
-    // Exact-match oracles run nothing, so they need no sandbox.
-    let needs_sandbox = pairs.iter().any(|(problem, _)| problem.oracle.executes());
-    let sandbox = if needs_sandbox {
-        Some(Sandbox::detect(limits(&args)?, args.isolation)?)
-    } else {
-        None
-    };
+    let sandbox = task::sandbox_for(&pairs, limits(&args)?, args.isolation)?;
     if let Some(sandbox) = &sandbox {
         eprintln!(
             "codecal judge: {} answers in {:?} isolation, {} at a time",
@@ -109,20 +94,13 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
     }
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
     let verdicts = judge_all(&borrowed, sandbox.as_ref(), args.jobs)?;
-    let mut lines = String::new();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for ((problem, answer), verdict) in pairs.iter().zip(&verdicts) {
-        let row = VerdictRow {
-            id: &problem.id,
-            answer,
-            verdict,
-        };
-        lines.push_str(&serde_json::to_string(&row)?);
-        lines.push('\n');
+    for verdict in &verdicts {
         *reasons
             .entry(serde_json::to_string(&verdict.reason)?)
             .or_default() += 1;
     }
+    let lines = task::verdicts_jsonl(&pairs, &verdicts);
     codecal::artifact::write_atomic(&args.out, lines.as_bytes())?;
     let correct = verdicts.iter().filter(|v| v.correct).count();
     println!("correct: {correct}/{}", verdicts.len());

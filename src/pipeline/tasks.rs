@@ -18,9 +18,9 @@ use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::python_stdlib;
 use crate::models::ModelHome;
 use crate::prompt::PromptStyle;
-use crate::sandbox::{Limits, Sandbox};
+use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
-use crate::task::{Problem, answer, judge_all};
+use crate::task::{self, Problem, answer, judge_all};
 
 fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
     PipelineError::Stage {
@@ -181,26 +181,16 @@ fn verdicts(
                     answer::extract(dataset.task(), &text_field(row, "text")),
                 ));
             }
-            let sandbox = if pairs.iter().any(|(p, _)| p.oracle.executes()) {
-                let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
-                let isolation =
-                    super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
-                Some(Sandbox::detect(limits, isolation).map_err(|e| failed("judge", e))?)
-            } else {
-                None
-            };
+            let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
+            let isolation =
+                super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
+            let sandbox =
+                task::sandbox_for(&pairs, limits, isolation).map_err(|e| failed("judge", e))?;
             let borrowed: Vec<(&Problem, &str)> =
                 pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
             let verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
                 .map_err(|e| failed("judge", e))?;
-            let mut lines = String::new();
-            for ((problem, answer), verdict) in pairs.iter().zip(&verdicts) {
-                let row = serde_json::json!({
-                    "id": problem.id, "answer": answer, "correct": verdict.correct,
-                    "reason": verdict.reason, "detail": verdict.detail,
-                });
-                lines += &(row.to_string() + "\n");
-            }
+            let lines = task::verdicts_jsonl(&pairs, &verdicts);
             create_dir(&dir.join("verdicts"))?;
             write_atomic(&dir.join(&output), lines.as_bytes())?;
             Ok(())

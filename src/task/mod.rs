@@ -15,7 +15,7 @@ pub mod line_completion;
 
 use serde::Serialize;
 
-use crate::sandbox::{Ending, Execution, Sandbox, SandboxError};
+use crate::sandbox::{Ending, Execution, IsolationChoice, Limits, Sandbox, SandboxError};
 
 /// The kinds of task `codecal` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
@@ -236,6 +236,46 @@ pub fn judge_all(
         })
         .collect();
     Ok(verdicts)
+}
+
+/// A sandbox with these limits for judging `pairs`, or `None` when none of
+/// their oracles runs code (exact match needs no sandbox, and a machine
+/// without one can still judge it).
+pub fn sandbox_for(
+    pairs: &[(&Problem, String)],
+    limits: Limits,
+    isolation: IsolationChoice,
+) -> Result<Option<Sandbox>, SandboxError> {
+    if pairs.iter().any(|(problem, _)| problem.oracle.executes()) {
+        Sandbox::detect(limits, isolation).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// One line of a verdicts file: the answer judged, then the verdict's fields.
+#[derive(Serialize)]
+struct VerdictLine<'a> {
+    id: &'a str,
+    answer: &'a str,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+}
+
+/// Judged answers as JSON lines (`id`, `answer`, `correct`, `reason`,
+/// `detail`), in the answers' order: what `codecal judge` and a task run write.
+pub fn verdicts_jsonl(pairs: &[(&Problem, String)], verdicts: &[Verdict]) -> String {
+    let mut lines = String::new();
+    for ((problem, answer), verdict) in pairs.iter().zip(verdicts) {
+        let line = VerdictLine {
+            id: &problem.id,
+            answer,
+            verdict,
+        };
+        lines += &serde_json::to_string(&line).unwrap_or_default();
+        lines.push('\n');
+    }
+    lines
 }
 
 #[derive(Debug, thiserror::Error)]
