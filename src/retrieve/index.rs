@@ -156,6 +156,10 @@ impl CodeIndex {
                     .map_err(tantivy)?;
             }
             writer.commit().map_err(tantivy)?;
+            // Merges run on after a commit and write and delete segment files;
+            // wait for them, so that the index is whole (and a rebuild can
+            // remove the directory) once this returns.
+            writer.wait_merging_threads().map_err(tantivy)?;
             // The stamp goes last: an index without it is rebuilt, never trusted.
             crate::artifact::write_atomic(&stamp, fingerprint.as_bytes()).map_err(|e| {
                 IndexError::Io {
