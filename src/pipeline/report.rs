@@ -44,7 +44,7 @@ struct Cell {
     report: CalibrationReport,
 }
 
-fn stage_error(message: impl std::fmt::Display) -> PipelineError {
+pub(crate) fn stage_error(message: impl std::fmt::Display) -> PipelineError {
     PipelineError::Stage {
         stage: "calibrate".into(),
         message: message.to_string(),

@@ -22,7 +22,7 @@ use crate::retrieve::{ExemplarSearch, PromptOptions, RetrieveMode};
 use crate::task::TaskKind;
 
 /// A stage failed for a reason of its own.
-fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
+pub(crate) fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
     PipelineError::Stage {
         stage: stage.to_owned(),
         message: e.to_string(),

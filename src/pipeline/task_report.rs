@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::PipelineError;
 use super::config::{LENGTH_BASELINE, RunConfig};
-use super::report::calibrate_options;
+use super::report::{calibrate_options, stage_error};
 use super::stages::{read_jsonl, text_field};
 use super::tables::{Named, header, with_ci};
 use super::tasks::read_problems;
@@ -40,13 +40,6 @@ struct Cell {
     model: String,
     measure: String,
     report: CalibrationReport,
-}
-
-fn stage_error(message: impl std::fmt::Display) -> PipelineError {
-    PipelineError::Stage {
-        stage: "calibrate".into(),
-        message: message.to_string(),
-    }
 }
 
 pub(crate) fn calibrate_and_report(

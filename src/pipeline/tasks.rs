@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::config::RunConfig;
-use super::stages::{backend_label, generations, read_jsonl, text_field};
+use super::stages::{backend_label, failed, generations, read_jsonl, text_field};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::python_stdlib;
@@ -21,13 +21,6 @@ use crate::prompt::PromptStyle;
 use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
 use crate::task::{self, Problem, answer, judge_all};
-
-fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
-    PipelineError::Stage {
-        stage: stage.to_owned(),
-        message: e.to_string(),
-    }
-}
 
 pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     let dataset = config.dataset()?;
