@@ -99,7 +99,7 @@ struct ScoreArgs {
     /// Texts per inference batch (texts are sorted by length first).
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
-    /// ONNX Runtime intra-op threads; 0 lets it choose.
+    /// CPU threads in all (up to 4 batches run at once); 0 uses every core.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Write the scores as CSV to this file (atomically) instead of stdout.

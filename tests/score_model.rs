@@ -93,6 +93,33 @@ fn batching_does_not_change_embeddings() {
 }
 
 #[test]
+fn batches_in_parallel_sessions_come_back_in_order() {
+    let Some(files) = model_files() else { return };
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("returns item {i} of the list{}", " and more".repeat(i % 7)))
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embed_with = |threads| {
+        let options = EmbedOptions {
+            batch_size: 3,
+            threads,
+            ..EmbedOptions::default()
+        };
+        OnnxEmbedder::new(&files, &options)
+            .unwrap()
+            .embed(&texts)
+            .unwrap()
+    };
+    let (one_session, four_sessions) = (embed_with(1), embed_with(4));
+    for (text, (a, b)) in texts.iter().zip(one_session.iter().zip(&four_sessions)) {
+        assert_eq!(a.tokens.len(), b.tokens.len(), "{text}");
+        for (x, y) in a.sentence.iter().zip(&b.sentence) {
+            assert!((x - y).abs() < 1e-6, "{text}");
+        }
+    }
+}
+
+#[test]
 fn token_ids_match_the_reference_tokenizer() {
     let Some(files) = model_files() else { return };
     let tokenizer = codecal::score::embed::load_tokenizer(&files).unwrap();

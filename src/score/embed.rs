@@ -3,7 +3,8 @@
 //! [`Embedder`] is the small interface the scorer needs; [`OnnxEmbedder`]
 //! implements it with all-MiniLM-L6-v2 on ONNX Runtime (the `ort` crate,
 //! loading the library set up by `models`). Texts are sorted by token length
-//! and batched, so padding stays short. With the `onnx` feature off,
+//! and batched, so padding stays short. On the CPU several batches run at once,
+//! each in its own session (see [`ThreadPlan`]). With the `onnx` feature off,
 //! construction fails with an error that names the feature.
 
 use serde::Serialize;
@@ -32,7 +33,7 @@ pub enum Device {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmbedOptions {
     pub batch_size: usize,
-    /// Intra-op threads; 0 lets ONNX Runtime choose.
+    /// CPU threads in all; 0 uses every core the process may run on.
     pub threads: usize,
     pub device: Device,
 }
@@ -74,6 +75,35 @@ pub trait Embedder {
 /// The model's window: sentence-transformers' max_seq_length for all-MiniLM-L6-v2.
 pub const MAX_TOKENS: usize = 256;
 
+/// How the CPU threads are spent: `sessions` batches run at once, each on
+/// `intra_threads` of ONNX Runtime's intra-op threads.
+///
+/// Summaries are short (the CodeXGLUE docstrings average 14 word pieces), so a
+/// batch is a few small matrix products, and splitting each of them across
+/// threads loses time to synchronisation. Whole batches in parallel keep every
+/// core busy on its own product instead. Each session holds its own copy of
+/// the weights (about 90 MB), hence the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadPlan {
+    pub sessions: usize,
+    pub intra_threads: usize,
+}
+
+impl ThreadPlan {
+    /// Most batches in flight at once.
+    pub const MAX_SESSIONS: usize = 4;
+
+    /// The plan for `threads` threads (0: `available`).
+    pub fn new(threads: usize, available: usize) -> ThreadPlan {
+        let threads = if threads == 0 { available } else { threads }.max(1);
+        let intra_threads = threads.div_ceil(Self::MAX_SESSIONS);
+        ThreadPlan {
+            sessions: threads / intra_threads,
+            intra_threads,
+        }
+    }
+}
+
 #[cfg(feature = "onnx")]
 pub use onnx::{OnnxEmbedder, load_tokenizer};
 
@@ -105,18 +135,20 @@ impl Embedder for OnnxEmbedder {
 #[cfg(feature = "onnx")]
 mod onnx {
     use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use ort::environment::Environment;
     use ort::session::Session;
     use ort::value::Tensor;
     use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
-    use super::{Device, EmbedError, EmbedOptions, Embedder, Embedding, MAX_TOKENS};
+    use super::{Device, EmbedError, EmbedOptions, Embedder, Embedding, MAX_TOKENS, ThreadPlan};
     use crate::models::MiniLmFiles;
 
     /// all-MiniLM-L6-v2 on ONNX Runtime.
     pub struct OnnxEmbedder {
-        session: Session,
+        /// One per batch in flight ([`ThreadPlan`]).
+        sessions: Vec<Session>,
         tokenizer: Tokenizer,
         batch_size: usize,
         truncated: usize,
@@ -168,62 +200,119 @@ mod onnx {
                 return Err(EmbedError::CudaUnavailable);
             }
             let tokenizer = load_tokenizer(files)?;
-            let mut builder = Session::builder(environment(files)?).map_err(runtime)?;
-            if options.threads > 0 {
-                builder = builder
-                    .with_intra_threads(options.threads)
-                    .map_err(runtime)?;
-            }
-            let session = builder.commit_from_file(&files.onnx).map_err(runtime)?;
+            let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let plan = ThreadPlan::new(options.threads, available);
+            let sessions = (0..plan.sessions)
+                .map(|_| {
+                    Session::builder(environment(files)?)
+                        .map_err(runtime)?
+                        .with_intra_threads(plan.intra_threads)
+                        .map_err(runtime)?
+                        .commit_from_file(&files.onnx)
+                        .map_err(runtime)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             Ok(OnnxEmbedder {
-                session,
+                sessions,
                 tokenizer,
                 batch_size: options.batch_size,
                 truncated: 0,
             })
         }
 
-        fn run_batch(&mut self, batch: &[&Encoding]) -> Result<Vec<Embedding>, EmbedError> {
-            let width = batch.iter().map(|e| e.len()).max().unwrap_or(0);
-            let mut ids = vec![0i64; batch.len() * width];
-            let mut mask = vec![0i64; batch.len() * width];
-            for (row, encoding) in batch.iter().enumerate() {
-                for (col, &id) in encoding.get_ids().iter().enumerate() {
-                    ids[row * width + col] = i64::from(id);
-                    mask[row * width + col] = 1;
+        /// Runs the batches, as many at once as there are sessions, each
+        /// session taking the next batch when it is free.
+        fn run_batches(
+            &mut self,
+            batches: &[Vec<&Encoding>],
+        ) -> Result<Vec<Vec<Embedding>>, EmbedError> {
+            let next = AtomicUsize::new(0);
+            let finished: Vec<Result<Vec<(usize, Vec<Embedding>)>, EmbedError>> =
+                std::thread::scope(|scope| {
+                    let workers: Vec<_> = self
+                        .sessions
+                        .iter_mut()
+                        .map(|session| {
+                            let next = &next;
+                            scope.spawn(move || {
+                                let mut done = Vec::new();
+                                loop {
+                                    let k = next.fetch_add(1, Ordering::Relaxed);
+                                    let Some(batch) = batches.get(k) else {
+                                        return Ok(done);
+                                    };
+                                    match run_batch(session, batch) {
+                                        Ok(embeddings) => done.push((k, embeddings)),
+                                        Err(e) => {
+                                            // The others stop after their current batch.
+                                            next.store(batches.len(), Ordering::Relaxed);
+                                            return Err(e);
+                                        }
+                                    }
+                                }
+                            })
+                        })
+                        .collect();
+                    workers
+                        .into_iter()
+                        .map(|worker| {
+                            worker.join().unwrap_or_else(|_| {
+                                Err(EmbedError::Runtime("an embedding thread panicked".into()))
+                            })
+                        })
+                        .collect()
+                });
+            let mut slots: Vec<Vec<Embedding>> = vec![Vec::new(); batches.len()];
+            for worker in finished {
+                for (k, embeddings) in worker? {
+                    slots[k] = embeddings;
                 }
             }
-            let shape = [batch.len(), width];
-            let inputs = ort::inputs![
-                "input_ids" => Tensor::from_array((shape, ids)).map_err(runtime)?,
-                "attention_mask" => Tensor::from_array((shape, mask)).map_err(runtime)?,
-            ];
-            let outputs = self.session.run(inputs).map_err(runtime)?;
-            let (_, sentences) = outputs["sentence_embedding"]
-                .try_extract_tensor::<f32>()
-                .map_err(runtime)?;
-            let (_, tokens) = outputs["token_embeddings"]
-                .try_extract_tensor::<f32>()
-                .map_err(runtime)?;
-            let dim = sentences.len() / batch.len();
-            Ok(batch
-                .iter()
-                .enumerate()
-                .map(|(row, encoding)| {
-                    // Skip [CLS] at 0 and [SEP] at the end.
-                    let words = 1..encoding.len().saturating_sub(1);
-                    Embedding {
-                        sentence: sentences[row * dim..(row + 1) * dim].to_vec(),
-                        tokens: words
-                            .map(|t| {
-                                let start = (row * width + t) * dim;
-                                tokens[start..start + dim].to_vec()
-                            })
-                            .collect(),
-                    }
-                })
-                .collect())
+            Ok(slots)
         }
+    }
+
+    /// Embeds one batch, padded to its longest text.
+    fn run_batch(session: &mut Session, batch: &[&Encoding]) -> Result<Vec<Embedding>, EmbedError> {
+        let width = batch.iter().map(|e| e.len()).max().unwrap_or(0);
+        let mut ids = vec![0i64; batch.len() * width];
+        let mut mask = vec![0i64; batch.len() * width];
+        for (row, encoding) in batch.iter().enumerate() {
+            for (col, &id) in encoding.get_ids().iter().enumerate() {
+                ids[row * width + col] = i64::from(id);
+                mask[row * width + col] = 1;
+            }
+        }
+        let shape = [batch.len(), width];
+        let inputs = ort::inputs![
+            "input_ids" => Tensor::from_array((shape, ids)).map_err(runtime)?,
+            "attention_mask" => Tensor::from_array((shape, mask)).map_err(runtime)?,
+        ];
+        let outputs = session.run(inputs).map_err(runtime)?;
+        let (_, sentences) = outputs["sentence_embedding"]
+            .try_extract_tensor::<f32>()
+            .map_err(runtime)?;
+        let (_, tokens) = outputs["token_embeddings"]
+            .try_extract_tensor::<f32>()
+            .map_err(runtime)?;
+        let dim = sentences.len() / batch.len();
+        Ok(batch
+            .iter()
+            .enumerate()
+            .map(|(row, encoding)| {
+                // Skip [CLS] at 0 and [SEP] at the end.
+                let words = 1..encoding.len().saturating_sub(1);
+                Embedding {
+                    sentence: sentences[row * dim..(row + 1) * dim].to_vec(),
+                    tokens: words
+                        .map(|t| {
+                            let start = (row * width + t) * dim;
+                            tokens[start..start + dim].to_vec()
+                        })
+                        .collect(),
+                }
+            })
+            .collect())
     }
 
     impl Embedder for OnnxEmbedder {
@@ -239,10 +328,14 @@ mod onnx {
             // Similar lengths share a batch, so little of each batch is padding.
             let mut order: Vec<usize> = (0..texts.len()).collect();
             order.sort_by_key(|&i| encodings[i].len());
+            let chunks: Vec<&[usize]> = order.chunks(self.batch_size).collect();
+            let batches: Vec<Vec<&Encoding>> = chunks
+                .iter()
+                .map(|chunk| chunk.iter().map(|&i| &encodings[i]).collect())
+                .collect();
             let mut embeddings: Vec<Option<Embedding>> = vec![None; texts.len()];
-            for chunk in order.chunks(self.batch_size) {
-                let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
-                for (&i, embedding) in chunk.iter().zip(self.run_batch(&batch)?) {
+            for (chunk, batch) in chunks.iter().zip(self.run_batches(&batches)?) {
+                for (&i, embedding) in chunk.iter().zip(batch) {
                     embeddings[i] = Some(embedding);
                 }
             }
@@ -252,5 +345,34 @@ mod onnx {
         fn truncated(&self) -> usize {
             self.truncated
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThreadPlan;
+
+    fn plan(threads: usize, available: usize) -> (usize, usize) {
+        let plan = ThreadPlan::new(threads, available);
+        (plan.sessions, plan.intra_threads)
+    }
+
+    #[test]
+    fn small_machines_run_one_single_threaded_batch_per_core() {
+        assert_eq!(plan(0, 2), (2, 1));
+        assert_eq!(plan(1, 16), (1, 1));
+        assert_eq!(plan(3, 16), (3, 1));
+    }
+
+    #[test]
+    fn large_machines_split_their_cores_among_four_sessions() {
+        assert_eq!(plan(0, 16), (4, 4));
+        assert_eq!(plan(6, 16), (3, 2));
+        assert_eq!(plan(32, 2), (4, 8));
+    }
+
+    #[test]
+    fn no_cores_reported_still_gives_one_thread() {
+        assert_eq!(plan(0, 0), (1, 1));
     }
 }
