@@ -227,41 +227,21 @@ mod onnx {
             batches: &[Vec<&Encoding>],
         ) -> Result<Vec<Vec<Embedding>>, EmbedError> {
             let next = AtomicUsize::new(0);
-            let finished: Vec<Result<Vec<(usize, Vec<Embedding>)>, EmbedError>> =
-                std::thread::scope(|scope| {
-                    let workers: Vec<_> = self
-                        .sessions
-                        .iter_mut()
-                        .map(|session| {
-                            let next = &next;
-                            scope.spawn(move || {
-                                let mut done = Vec::new();
-                                loop {
-                                    let k = next.fetch_add(1, Ordering::Relaxed);
-                                    let Some(batch) = batches.get(k) else {
-                                        return Ok(done);
-                                    };
-                                    match run_batch(session, batch) {
-                                        Ok(embeddings) => done.push((k, embeddings)),
-                                        Err(e) => {
-                                            // The others stop after their current batch.
-                                            next.store(batches.len(), Ordering::Relaxed);
-                                            return Err(e);
-                                        }
-                                    }
-                                }
-                            })
+            let finished: Vec<Result<Numbered, EmbedError>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = self
+                    .sessions
+                    .iter_mut()
+                    .map(|session| scope.spawn(|| take_batches(session, batches, &next)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|worker| {
+                        worker.join().unwrap_or_else(|_| {
+                            Err(EmbedError::Runtime("an embedding thread panicked".into()))
                         })
-                        .collect();
-                    workers
-                        .into_iter()
-                        .map(|worker| {
-                            worker.join().unwrap_or_else(|_| {
-                                Err(EmbedError::Runtime("an embedding thread panicked".into()))
-                            })
-                        })
-                        .collect()
-                });
+                    })
+                    .collect()
+            });
             let mut slots: Vec<Vec<Embedding>> = vec![Vec::new(); batches.len()];
             for worker in finished {
                 for (k, embeddings) in worker? {
@@ -269,6 +249,33 @@ mod onnx {
                 }
             }
             Ok(slots)
+        }
+    }
+
+    /// Batches embedded by one session, each with its place in the list.
+    type Numbered = Vec<(usize, Vec<Embedding>)>;
+
+    /// One session's share: batch after batch, the next not yet taken, until
+    /// none is left or one fails.
+    fn take_batches(
+        session: &mut Session,
+        batches: &[Vec<&Encoding>],
+        next: &AtomicUsize,
+    ) -> Result<Numbered, EmbedError> {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(batch) = batches.get(k) else {
+                return Ok(done);
+            };
+            match run_batch(session, batch) {
+                Ok(embeddings) => done.push((k, embeddings)),
+                Err(e) => {
+                    // The other sessions stop after their current batch.
+                    next.store(batches.len(), Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
         }
     }
 
