@@ -5,6 +5,9 @@
 //! Texts: every reference docstring (`final_1.gold`) and Codex output
 //! (`result_10.output`) of ../shared/data/fewshot-codexglue/. Before reporting
 //! speed, the first text's embedding from both is checked to agree to 1e-5.
+//! Where an NVIDIA GPU is present, the bench also embeds the texts with the
+//! CUDA provider (batch 256), in a child process of itself, since a process
+//! loads one build of ONNX Runtime; elsewhere it says why it skips that.
 //! Results go to stdout and target/bench-results/embed.json.
 //!
 //! Run: cargo bench --bench embed
@@ -16,13 +19,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use codecal::models::ModelHome;
-use codecal::score::{EmbedOptions, Embedder, OnnxEmbedder};
+use codecal::models::{ModelHome, nvidia_gpu_present};
+use codecal::score::{Device, EmbedOptions, Embedder, OnnxEmbedder};
 use serde_json::{Value, json};
+
+/// Set in the child process that measures the CUDA provider.
+const CUDA_CHILD: &str = "CODECAL_BENCH_EMBED_CUDA";
+const CUDA_BATCH: usize = 256;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let texts = read_texts(&root.join("../shared/data/fewshot-codexglue"));
+    if std::env::var_os(CUDA_CHILD).is_some() {
+        return measure_cuda(&texts);
+    }
     let files = ModelHome::from_env()
         .and_then(|home| home.ensure_minilm())
         .expect("model set-up");
@@ -82,15 +92,73 @@ fn main() {
         texts.len(),
         ours / python_rate
     );
+    let cuda = cuda_rate(&first);
     let out_dir = root.join("target/bench-results");
     std::fs::create_dir_all(&out_dir).expect("results dir");
     let report = json!({ "bench": "embed", "texts": texts.len(), "threads": threads,
-        "codecal_per_s": ours, "python_onnxruntime_per_s": python_rate, "ratio": ours / python_rate });
+        "codecal_per_s": ours, "python_onnxruntime_per_s": python_rate, "ratio": ours / python_rate,
+        "codecal_cuda_per_s": cuda, "cuda_batch_size": CUDA_BATCH });
     std::fs::write(
         out_dir.join("embed.json"),
         serde_json::to_string_pretty(&report).unwrap(),
     )
     .expect("results");
+}
+
+/// Texts per second on CUDA, measured by a child process; `None` (with the
+/// reason printed) where there is no NVIDIA GPU.
+fn cuda_rate(cpu_first: &[f32]) -> Option<f64> {
+    if !nvidia_gpu_present() {
+        println!("embed on CUDA: skipped, this machine has no NVIDIA GPU");
+        return None;
+    }
+    let out = Command::new(std::env::current_exe().expect("own path"))
+        .env(CUDA_CHILD, "1")
+        .output()
+        .expect("the CUDA child runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let child: Value = serde_json::from_slice(&out.stdout).expect("JSON from the CUDA child");
+    for (a, b) in cpu_first.iter().zip(child["first"].as_array().unwrap()) {
+        let b = b.as_f64().unwrap() as f32;
+        assert!(
+            (a - b).abs() < 1e-5,
+            "CPU and CUDA embeddings differ: {a} vs {b}"
+        );
+    }
+    let rate = child["per_s"].as_f64().unwrap();
+    println!("embed on CUDA, batch {CUDA_BATCH}: codecal {rate:.0}/s (best of 3)");
+    Some(rate)
+}
+
+/// The child's work: best of 3 over all texts on CUDA, as JSON on stdout.
+fn measure_cuda(texts: &[String]) {
+    let files = ModelHome::from_env()
+        .and_then(|home| home.ensure_minilm_on(Device::Cuda))
+        .expect("CUDA set-up");
+    let options = EmbedOptions {
+        batch_size: CUDA_BATCH,
+        device: Device::Cuda,
+        ..EmbedOptions::default()
+    };
+    let mut embedder = OnnxEmbedder::new(&files, &options).expect("CUDA session");
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    embedder
+        .embed(&refs[..CUDA_BATCH.min(refs.len())])
+        .expect("warm-up");
+    let mut best = f64::INFINITY;
+    let mut first = Vec::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let embeddings = embedder.embed(&refs).expect("embedding");
+        best = best.min(start.elapsed().as_secs_f64());
+        first = embeddings[0].sentence[..8].to_vec();
+    }
+    let per_s = texts.len() as f64 / best;
+    println!("{}", json!({ "per_s": per_s, "first": first }));
 }
 
 /// The second field of every line of every `final_1.gold` and `result_10.output`.

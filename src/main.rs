@@ -371,9 +371,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Judge(args) => commands::judge::run(args),
         Command::Setup => {
             let home = ModelHome::from_env()?;
-            let files = home.ensure_minilm()?;
+            let files = home.ensure_minilm_on(Device::Auto)?;
             println!("all-MiniLM-L6-v2: {}", files.onnx.display());
             println!("ONNX Runtime: {}", files.onnxruntime.display());
+            match &files.cuda {
+                Some(cuda) => println!("ONNX Runtime for CUDA: {}", cuda.dir.display()),
+                None => println!("ONNX Runtime for CUDA: not installed (no NVIDIA GPU here)"),
+            }
             println!(
                 "SmolLM2-135M-Instruct: {}",
                 home.ensure_smollm2()?.display()
@@ -480,7 +484,7 @@ fn run_score(args: ScoreArgs) -> anyhow::Result<()> {
             })
         })
         .collect::<Result<Vec<_>, codecal::table::TableError>>()?;
-    let files = ModelHome::from_env()?.ensure_minilm()?;
+    let files = ModelHome::from_env()?.ensure_minilm_on(args.device)?;
     let options = EmbedOptions {
         batch_size: args.batch_size,
         threads: args.threads,
@@ -544,7 +548,7 @@ fn run_thresholds(args: ThresholdsArgs) -> anyhow::Result<()> {
     let labels = thresholds::ratings::labels(&items, args.label_rule, args.cutoff);
     let text_metrics = !args.no_text_metrics;
     let values = if text_metrics && !args.no_model {
-        let files = ModelHome::from_env()?.ensure_minilm()?;
+        let files = ModelHome::from_env()?.ensure_minilm_on(Device::Auto)?;
         let embedder = OnnxEmbedder::new(&files, &EmbedOptions::default())?;
         let mut scorer = Scorer::new(embedder, args.tokenization);
         thresholds::metric_values(

@@ -1,4 +1,5 @@
 //! Where model files live (all-MiniLM-L6-v2 with ONNX Runtime for scoring,
+//! ONNX Runtime's CUDA build on machines with an NVIDIA GPU,
 //! SmolLM2-135M-Instruct for generation, and HumanEval's data for the
 //! synthesis task), and their set-up on first use.
 //!
@@ -10,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::score::Device;
 
 const SETUP_SCRIPT: &str = include_str!("../embeddings/setup_models.py");
 const EXPORT_SCRIPT: &str = include_str!("../embeddings/export_minilm_onnx.py");
@@ -28,6 +31,38 @@ pub enum SetupError {
     NoPython(std::io::Error),
     #[error("the model set-up failed (exit {code:?}); its output is above")]
     Failed { code: Option<i32> },
+    #[error(
+        "device cuda: this machine has no NVIDIA GPU (no {NVIDIA_DRIVER} and no /dev/nvidiactl); use device cpu or auto"
+    )]
+    NoGpu,
+}
+
+/// The NVIDIA driver's version file, present where a GPU can be used.
+const NVIDIA_DRIVER: &str = "/proc/driver/nvidia/version";
+
+/// Whether the NVIDIA driver is loaded, so that CUDA can run here.
+pub fn nvidia_gpu_present() -> bool {
+    Path::new(NVIDIA_DRIVER).exists() || Path::new("/dev/nvidiactl").exists()
+}
+
+/// Whether embedding on `device` runs on CUDA: always for `cuda` (an error
+/// where there is no GPU), where a GPU is present for `auto`, never for `cpu`.
+pub fn uses_cuda(device: Device) -> Result<bool, SetupError> {
+    match device {
+        Device::Cpu => Ok(false),
+        Device::Auto => Ok(nvidia_gpu_present()),
+        Device::Cuda if nvidia_gpu_present() => Ok(true),
+        Device::Cuda => Err(SetupError::NoGpu),
+    }
+}
+
+/// ONNX Runtime's CUDA build and the CUDA 13 / cuDNN 9 libraries it loads,
+/// all in one directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaRuntime {
+    pub dir: PathBuf,
+    /// `libonnxruntime.so` of the `onnxruntime-gpu` wheel (it runs on the CPU too).
+    pub onnxruntime: PathBuf,
 }
 
 /// The files of the installed all-MiniLM-L6-v2.
@@ -35,7 +70,10 @@ pub enum SetupError {
 pub struct MiniLmFiles {
     pub onnx: PathBuf,
     pub tokenizer: PathBuf,
+    /// The CPU build of ONNX Runtime.
     pub onnxruntime: PathBuf,
+    /// The CUDA build, where the device asked for is CUDA (see [`ModelHome::ensure_minilm_on`]).
+    pub cuda: Option<CudaRuntime>,
 }
 
 /// codecal's model directory.
@@ -71,6 +109,7 @@ impl ModelHome {
             onnx: dir.join("model.onnx"),
             tokenizer: dir.join("tokenizer.json"),
             onnxruntime: self.root.join("onnxruntime/cpu/libonnxruntime.so.1.31.1"),
+            cuda: None,
         };
         let complete = dir.join("MANIFEST.json").is_file()
             && [&files.onnx, &files.tokenizer, &files.onnxruntime]
@@ -83,6 +122,37 @@ impl ModelHome {
     /// The set-up's progress goes to stderr.
     pub fn ensure_minilm(&self) -> Result<MiniLmFiles, SetupError> {
         self.ensure(Self::minilm, "minilm", "all-MiniLM-L6-v2 and ONNX Runtime")
+    }
+
+    /// The MiniLM files for embedding on `device`, with the CUDA runtime
+    /// (set up on first use, about 1.5 GB) when that device is CUDA.
+    pub fn ensure_minilm_on(&self, device: Device) -> Result<MiniLmFiles, SetupError> {
+        let cuda = uses_cuda(device)?;
+        let mut files = self.ensure_minilm()?;
+        if cuda {
+            files.cuda = Some(self.ensure_onnxruntime_cuda()?);
+        }
+        Ok(files)
+    }
+
+    /// The CUDA build of ONNX Runtime and its libraries if they are set up.
+    pub fn onnxruntime_cuda(&self) -> Option<CudaRuntime> {
+        let dir = self.root.join("onnxruntime/cuda");
+        let runtime = CudaRuntime {
+            onnxruntime: dir.join("libonnxruntime.so.1.31.1"),
+            dir,
+        };
+        (runtime.dir.join("MANIFEST.json").is_file() && runtime.onnxruntime.is_file())
+            .then_some(runtime)
+    }
+
+    /// The CUDA runtime, running its set-up first when it is missing.
+    pub fn ensure_onnxruntime_cuda(&self) -> Result<CudaRuntime, SetupError> {
+        self.ensure(
+            Self::onnxruntime_cuda,
+            "onnxruntime-cuda",
+            "ONNX Runtime for CUDA with the CUDA 13 and cuDNN 9 libraries (about 1.5 GB)",
+        )
     }
 
     /// The SmolLM2-135M-Instruct GGUF if the set-up has finished.

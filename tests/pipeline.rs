@@ -347,14 +347,30 @@ fn run_killed_mid_generation_resumes_to_the_same_report() {
 fn bad_configs_fail_before_any_stage_naming_the_key_or_file() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(|seen, _| answer(seen));
-    let bleu = Path::new(env!("CARGO_MANIFEST_DIR")).join("thresholds/bleu1.toml");
-    let cases: Vec<(String, &str)> = vec![
+    let thresholds = Path::new(env!("CARGO_MANIFEST_DIR")).join("thresholds");
+    let bleu = thresholds.join("bleu1.toml");
+    let scoring_on = |device: &str| {
+        let minilm = thresholds.join("sbert-minilm.toml");
+        format!(
+            "[scoring]\nthresholds = \"{}\"\ndevice = \"{device}\"\n",
+            minilm.display()
+        )
+    };
+    let mut cases: Vec<(String, &str)> = vec![
         ("colour = \"red\"\n".into(), "colour"),
         (
             format!("[scoring]\nthresholds = \"{}\"\n", bleu.display()),
             "holds thresholds for bleu1",
         ),
+        (scoring_on("tpu"), "scoring.device"),
     ];
+    if codecal::models::nvidia_gpu_present() {
+        eprintln!(
+            "SKIPPED (one case): this machine has an NVIDIA GPU, so device cuda is valid here"
+        );
+    } else {
+        cases.push((scoring_on("cuda"), "no NVIDIA GPU"));
+    }
     for (extra, expected) in cases {
         let cfg = config(dir.path(), &server, "");
         // Put the extra text at the top level, or replace the [scoring] section.

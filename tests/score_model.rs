@@ -20,57 +20,10 @@ fn embedder() -> Option<&'static Mutex<OnnxEmbedder>> {
     }))
 }
 
-// Reference vectors: sentence-transformers' all-MiniLM-L6-v2 (first six dimensions).
 #[test]
 fn sentence_embeddings_match_sentence_transformers() {
     let Some(embedder) = embedder() else { return };
-    let texts = [
-        "This is an example sentence",
-        "Each sentence is converted.",
-        "",
-        "Café déjà vu — 東京",
-    ];
-    let expected: [[f64; 6]; 4] = [
-        [
-            0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273,
-        ],
-        [
-            0.07853645,
-            0.08856265,
-            -0.00209270,
-            -0.00717247,
-            -0.01252624,
-            0.01881747,
-        ],
-        [
-            -0.11883835,
-            0.04829856,
-            -0.00254805,
-            -0.01101118,
-            0.05195070,
-            0.01029179,
-        ],
-        [
-            0.05083271,
-            0.00967685,
-            0.09635572,
-            -0.00997369,
-            -0.01987603,
-            0.01692343,
-        ],
-    ];
-    let embeddings = embedder.lock().unwrap().embed(&texts).unwrap();
-    for (text, (embedding, want)) in texts.iter().zip(embeddings.iter().zip(expected)) {
-        assert_eq!(embedding.sentence.len(), 384);
-        for (got, want) in embedding.sentence.iter().zip(want) {
-            assert!(
-                (f64::from(*got) - want).abs() < 1e-5,
-                "{text:?}: {got} vs {want}"
-            );
-        }
-        let norm: f32 = embedding.sentence.iter().map(|x| x * x).sum::<f32>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-5);
-    }
+    common::assert_matches_sentence_transformers(&mut *embedder.lock().unwrap());
 }
 
 #[test]

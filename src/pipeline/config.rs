@@ -225,6 +225,8 @@ pub struct ScoringConfig {
     pub operating_points: Vec<String>,
     /// Tokenization of the lexical metrics: `codexglue` or `whitespace`.
     pub tokenization: String,
+    /// Where the embedding model runs: `auto`, `cpu` or `cuda`.
+    pub device: String,
 }
 
 impl Default for ScoringConfig {
@@ -238,6 +240,7 @@ impl Default for ScoringConfig {
                 "high-recall".into(),
             ],
             tokenization: "codexglue".into(),
+            device: "auto".into(),
         }
     }
 }
@@ -517,6 +520,8 @@ impl RunConfig {
         let scoring = &self.scoring;
         must_exist("scoring.thresholds", &scoring.thresholds)?;
         enum_value::<crate::score::Tokenization>("scoring.tokenization", &scoring.tokenization)?;
+        let device = enum_value::<crate::score::Device>("scoring.device", &scoring.device)?;
+        crate::models::uses_cuda(device).map_err(|e| key_error("scoring.device", e.to_string()))?;
         if scoring.operating_points.is_empty() {
             return Err(key_error("scoring.operating_points", "name at least one"));
         }

@@ -352,6 +352,7 @@ fn scores(
     let inputs = vec![
         books.file_hash(&generations)?,
         config.scoring.tokenization.clone(),
+        config.scoring.device.clone(),
     ];
     let output = format!("scores/{label}.csv");
     books.stage(
@@ -386,10 +387,16 @@ fn score_pairs(
     pairs: &[crate::score::Pair],
 ) -> Result<Vec<crate::score::PairScores>, PipelineError> {
     use crate::score::{EmbedOptions, OnnxEmbedder, Scorer};
-    let files = home.ensure_minilm().map_err(|e| failed("score", e))?;
     let tokenization = enum_value("scoring.tokenization", &config.scoring.tokenization)?;
-    let embedder =
-        OnnxEmbedder::new(&files, &EmbedOptions::default()).map_err(|e| failed("score", e))?;
+    let device = enum_value("scoring.device", &config.scoring.device)?;
+    let files = home
+        .ensure_minilm_on(device)
+        .map_err(|e| failed("score", e))?;
+    let options = EmbedOptions {
+        device,
+        ..EmbedOptions::default()
+    };
+    let embedder = OnnxEmbedder::new(&files, &options).map_err(|e| failed("score", e))?;
     Scorer::new(embedder, tokenization)
         .score(pairs, |_, _| {})
         .map_err(|e| failed("score", e))

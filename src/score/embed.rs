@@ -53,8 +53,12 @@ impl Default for EmbedOptions {
 pub enum EmbedError {
     #[error("codecal was built without the 'onnx' feature; rebuild with --features onnx")]
     FeatureOff,
-    #[error("--device cuda: the CUDA set-up of ONNX Runtime is not installed by this version")]
-    CudaUnavailable,
+    #[error(
+        "device cuda: the CUDA build of ONNX Runtime is not set up (ModelHome::ensure_minilm_on sets it up)"
+    )]
+    CudaNotSetUp,
+    #[error("device cuda: {0}")]
+    Cuda(String),
     #[error("--batch-size must be at least 1")]
     BatchSize,
     #[error("{path}: cannot load the tokenizer: {message}")]
@@ -134,16 +138,18 @@ impl Embedder for OnnxEmbedder {
 
 #[cfg(feature = "onnx")]
 mod onnx {
+    use std::path::{Path, PathBuf};
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use ort::environment::Environment;
+    use ort::ep::CUDA;
     use ort::session::Session;
     use ort::value::Tensor;
     use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
     use super::{Device, EmbedError, EmbedOptions, Embedder, Embedding, MAX_TOKENS, ThreadPlan};
-    use crate::models::MiniLmFiles;
+    use crate::models::{CudaRuntime, MiniLmFiles};
 
     /// all-MiniLM-L6-v2 on ONNX Runtime.
     pub struct OnnxEmbedder {
@@ -178,17 +184,87 @@ mod onnx {
         Ok(tokenizer)
     }
 
-    /// The process's one ONNX Runtime environment, on the library the set-up installed.
-    fn environment(files: &MiniLmFiles) -> Result<&'static Environment, EmbedError> {
-        static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
-        let built = ENVIRONMENT.get_or_init(|| {
-            let builder = ort::init_from(&files.onnxruntime).map_err(|e| e.to_string())?;
-            builder.build().map_err(|e| e.to_string())
+    /// The process's one ONNX Runtime environment, on the library the set-up
+    /// installed. A process loads one build of ONNX Runtime: asking for
+    /// another later is an error.
+    fn environment(library: &Path) -> Result<&'static Environment, EmbedError> {
+        static ENVIRONMENT: OnceLock<(PathBuf, Result<Environment, String>)> = OnceLock::new();
+        let (loaded, built) = ENVIRONMENT.get_or_init(|| {
+            let built = match ort::init_from(library) {
+                Ok(builder) => builder.build().map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            (library.to_path_buf(), built)
         });
+        if loaded != library {
+            return Err(EmbedError::Runtime(format!(
+                "this process already runs {}; it cannot also load {}",
+                loaded.display(),
+                library.display()
+            )));
+        }
         built.as_ref().map_err(|e| EmbedError::Runtime(e.clone()))
     }
 
+    /// The CUDA runtime to embed with, if any: `cpu` never, `cuda` always
+    /// (set up by then), `auto` where the set-up provided one.
+    fn cuda_runtime(
+        files: &MiniLmFiles,
+        device: Device,
+    ) -> Result<Option<&CudaRuntime>, EmbedError> {
+        match (device, &files.cuda) {
+            (Device::Cpu, _) => Ok(None),
+            (Device::Cuda, None) => Err(EmbedError::CudaNotSetUp),
+            (_, cuda) => Ok(cuda.as_ref()),
+        }
+    }
+
+    /// One session on the GPU. The CUDA libraries are loaded from the
+    /// set-up's directory first, so the provider finds them without
+    /// LD_LIBRARY_PATH.
+    fn cuda_session(files: &MiniLmFiles, cuda: &CudaRuntime) -> Result<Session, EmbedError> {
+        let failed = |message: String| {
+            EmbedError::Cuda(format!(
+                "{message} (the CUDA libraries are in {}; the NVIDIA driver's libcuda.so.1 comes from the system)",
+                cuda.dir.display()
+            ))
+        };
+        // ONNX Runtime first: ort builds its errors through the loaded library.
+        let environment = environment(&cuda.onnxruntime)?;
+        ort::ep::cuda::preload_dylibs(Some(&cuda.dir), Some(&cuda.dir))
+            .map_err(|e| failed(e.to_string()))?;
+        // TF32 would round the products to 10 bits of mantissa; scores stay f32.
+        let provider = CUDA::default().with_tf32(false).build().error_on_failure();
+        Session::builder(environment)
+            .map_err(runtime)?
+            .with_execution_providers([provider])
+            .map_err(|e| failed(e.to_string()))?
+            .commit_from_file(&files.onnx)
+            .map_err(|e| failed(e.to_string()))
+    }
+
+    /// `plan.sessions` CPU sessions on `library`.
+    fn cpu_sessions(
+        files: &MiniLmFiles,
+        library: &Path,
+        plan: ThreadPlan,
+    ) -> Result<Vec<Session>, EmbedError> {
+        (0..plan.sessions)
+            .map(|_| {
+                Session::builder(environment(library)?)
+                    .map_err(runtime)?
+                    .with_intra_threads(plan.intra_threads)
+                    .map_err(runtime)?
+                    .commit_from_file(&files.onnx)
+                    .map_err(runtime)
+            })
+            .collect()
+    }
+
     impl OnnxEmbedder {
+        /// Loads the model for `options.device`. With `auto` and a CUDA
+        /// runtime in `files`, a GPU that fails to start is reported on stderr
+        /// and the CPU is used instead; with `cuda` it is an error.
         pub fn new(
             files: &MiniLmFiles,
             options: &EmbedOptions,
@@ -196,22 +272,21 @@ mod onnx {
             if options.batch_size == 0 {
                 return Err(EmbedError::BatchSize);
             }
-            if options.device == Device::Cuda {
-                return Err(EmbedError::CudaUnavailable);
-            }
             let tokenizer = load_tokenizer(files)?;
             let available = std::thread::available_parallelism().map_or(1, |n| n.get());
             let plan = ThreadPlan::new(options.threads, available);
-            let sessions = (0..plan.sessions)
-                .map(|_| {
-                    Session::builder(environment(files)?)
-                        .map_err(runtime)?
-                        .with_intra_threads(plan.intra_threads)
-                        .map_err(runtime)?
-                        .commit_from_file(&files.onnx)
-                        .map_err(runtime)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let sessions = match cuda_runtime(files, options.device)? {
+                None => cpu_sessions(files, &files.onnxruntime, plan)?,
+                Some(cuda) => match cuda_session(files, cuda) {
+                    Ok(session) => vec![session],
+                    Err(e) if options.device == Device::Auto => {
+                        eprintln!("codecal: {e}; embedding on the CPU instead");
+                        // The CUDA build runs on the CPU too, and it is the one loaded.
+                        cpu_sessions(files, &cuda.onnxruntime, plan)?
+                    }
+                    Err(e) => return Err(e),
+                },
+            };
             Ok(OnnxEmbedder {
                 sessions,
                 tokenizer,

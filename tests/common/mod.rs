@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use codecal::models::{MiniLmFiles, ModelHome};
+use codecal::score::Embedder;
 
 /// `../shared/data/<relative>` beside the repository, or `None` (with the
 /// reason printed) where the shared data is absent.
@@ -110,4 +111,69 @@ pub fn csv_rows(path: &std::path::Path) -> Vec<Vec<String>> {
         .records()
         .map(|r| r.unwrap().iter().map(str::to_owned).collect())
         .collect()
+}
+
+/// Texts and the first six dimensions of their embeddings by
+/// sentence-transformers' all-MiniLM-L6-v2 (the scoring issue's reference).
+pub const SENTENCE_TRANSFORMERS_VECTORS: [(&str, [f64; 6]); 4] = [
+    (
+        "This is an example sentence",
+        [
+            0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273,
+        ],
+    ),
+    (
+        "Each sentence is converted.",
+        [
+            0.07853645,
+            0.08856265,
+            -0.00209270,
+            -0.00717247,
+            -0.01252624,
+            0.01881747,
+        ],
+    ),
+    (
+        "",
+        [
+            -0.11883835,
+            0.04829856,
+            -0.00254805,
+            -0.01101118,
+            0.05195070,
+            0.01029179,
+        ],
+    ),
+    (
+        "Café déjà vu — 東京",
+        [
+            0.05083271,
+            0.00967685,
+            0.09635572,
+            -0.00997369,
+            -0.01987603,
+            0.01692343,
+        ],
+    ),
+];
+
+/// Panics unless `embedder` reproduces [`SENTENCE_TRANSFORMERS_VECTORS`] to
+/// 1e-5, with unit-length sentence vectors of 384 dimensions.
+pub fn assert_matches_sentence_transformers(embedder: &mut impl Embedder) {
+    let texts: Vec<&str> = SENTENCE_TRANSFORMERS_VECTORS
+        .iter()
+        .map(|(t, _)| *t)
+        .collect();
+    let embeddings = embedder.embed(&texts).unwrap();
+    for ((text, want), embedding) in SENTENCE_TRANSFORMERS_VECTORS.iter().zip(&embeddings) {
+        assert_eq!(embedding.sentence.len(), 384);
+        for (got, want) in embedding.sentence.iter().zip(want) {
+            assert!(
+                (f64::from(*got) - want).abs() < 1e-5,
+                "{text:?}: {got} vs {want}"
+            );
+        }
+        let norm: f32 = embedding.sentence.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5);
+    }
 }
