@@ -229,6 +229,13 @@ def install_wheel_files(home, target_dir, requirement, files, what):
     print(f"codecal setup: {what} ready in {target_dir}", file=sys.stderr)
 
 
+def wanted_cuda_library(member):
+    """ONNX Runtime's own libraries and every shared library of NVIDIA's wheels."""
+    name = pathlib.Path(member).name
+    return member in ORT_GPU_LIBRARIES or (member.startswith("nvidia/") and "/lib/" in member
+                                           and ".so" in name)
+
+
 def install_onnxruntime_cuda(home):
     """ONNX Runtime's CUDA build and the CUDA libraries, side by side in one
     directory, so that codecal can load them by path before the provider."""
@@ -236,19 +243,13 @@ def install_onnxruntime_cuda(home):
     manifest_path = target_dir / "MANIFEST.json"
     if manifest_path.exists():
         return
-    wheels = home / "wheels"
     hashes = {}
-    ort_wheel = pip_download(ORT_GPU_WHEEL, wheels, LIBRARY_WHEEL_TARGET)
-    for member in ORT_GPU_LIBRARIES:
-        name = pathlib.Path(member).name
-        hashes[name] = extract(ort_wheel, member, target_dir / name, None)
-    ort_wheel.unlink()
-    for requirement in CUDA_WHEELS:
-        wheel = pip_download(requirement, wheels, LIBRARY_WHEEL_TARGET)
+    for requirement in [ORT_GPU_WHEEL] + CUDA_WHEELS:
+        wheel = pip_download(requirement, home / "wheels", LIBRARY_WHEEL_TARGET)
         with zipfile.ZipFile(wheel) as z:
-            members = [m for m in z.namelist() if "/lib/" in m and ".so" in pathlib.Path(m).name]
+            members = [m for m in z.namelist() if wanted_cuda_library(m)]
         if not members:
-            sys.exit(f"codecal setup: {wheel.name} holds no shared library")
+            sys.exit(f"codecal setup: {wheel.name} holds no library codecal needs")
         for member in members:
             name = pathlib.Path(member).name
             hashes[name] = extract(wheel, member, target_dir / name, None)
