@@ -148,25 +148,33 @@ pub fn run(
     })
 }
 
-/// The sha256 of every installed model file, from the set-up's MANIFEST.json files.
+/// The sha256 of every installed model file, and of the CUDA runtime's
+/// libraries where it is installed, from the set-up's MANIFEST.json files.
 fn model_hashes() -> BTreeMap<String, String> {
     let mut hashes = BTreeMap::new();
     let Ok(home) = crate::models::ModelHome::from_env() else {
         return hashes;
     };
-    let Ok(dirs) = std::fs::read_dir(home.root().join("models")) else {
-        return hashes;
-    };
-    for dir in dirs.flatten() {
-        let manifest = std::fs::read_to_string(dir.path().join("MANIFEST.json")).ok();
-        let value: Option<serde_json::Value> = manifest.and_then(|t| serde_json::from_str(&t).ok());
-        let files = value.as_ref().and_then(|v| v["sha256"].as_object());
-        for (file, hash) in files.into_iter().flatten() {
-            let name = format!("{}/{file}", dir.file_name().to_string_lossy());
-            hashes.insert(name, hash.as_str().unwrap_or_default().to_owned());
+    if let Ok(dirs) = std::fs::read_dir(home.root().join("models")) {
+        for dir in dirs.flatten() {
+            let prefix = dir.file_name().to_string_lossy().into_owned();
+            add_manifest_hashes(&mut hashes, &dir.path(), &prefix);
         }
     }
+    let cuda = home.root().join("onnxruntime/cuda");
+    add_manifest_hashes(&mut hashes, &cuda, "onnxruntime-cuda");
     hashes
+}
+
+/// The `sha256` map of `dir`'s MANIFEST.json, each file named `prefix/file`.
+fn add_manifest_hashes(hashes: &mut BTreeMap<String, String>, dir: &Path, prefix: &str) {
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.json")).ok();
+    let value: Option<serde_json::Value> = manifest.and_then(|t| serde_json::from_str(&t).ok());
+    let files = value.as_ref().and_then(|v| v["sha256"].as_object());
+    for (file, hash) in files.into_iter().flatten() {
+        let hash = hash.as_str().unwrap_or_default().to_owned();
+        hashes.insert(format!("{prefix}/{file}"), hash);
+    }
 }
 
 fn read_manifest(path: &Path) -> Option<Manifest> {
