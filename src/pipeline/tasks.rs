@@ -151,6 +151,7 @@ fn verdicts(
             config.dataset.timeout_s.to_string(),
             config.dataset.isolation.clone(),
         ]),
+        task::judging_rules_fingerprint(),
     ];
     let output = format!("verdicts/{label}.jsonl");
     books.stage(

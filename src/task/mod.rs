@@ -278,6 +278,19 @@ pub fn verdicts_jsonl(pairs: &[(&Problem, String)], verdicts: &[Verdict]) -> Str
     lines
 }
 
+/// A fingerprint of the code that turns a generation into a verdict: answer
+/// extraction, the oracles' programs and the sandbox's harness. A task run
+/// counts it among the judge stage's inputs, so generations judged by an
+/// older codecal are judged again rather than reused.
+pub fn judging_rules_fingerprint() -> String {
+    let sources = concat!(
+        include_str!("answer.rs"),
+        include_str!("mod.rs"),
+        include_str!("../sandbox/mod.rs"),
+    );
+    crate::digest::sha256_hex(sources.as_bytes())
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
     #[error("these answers must be run to be judged, and no sandbox was given")]
