@@ -59,24 +59,15 @@ fn main() {
     let mut python_s = f64::INFINITY;
     let mut theirs = Value::Null;
     for _ in 0..3 {
-        let out = Command::new(&python)
-            .arg(&script)
-            .args([&files.onnx, &files.tokenizer, &texts_path])
-            .arg(threads.to_string())
-            .output()
-            .expect("python runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        theirs = json_from(
+            Command::new(&python)
+                .arg(&script)
+                .args([&files.onnx, &files.tokenizer, &texts_path])
+                .arg(threads.to_string()),
         );
-        theirs = serde_json::from_slice(&out.stdout).expect("JSON");
         python_s = python_s.min(theirs["seconds"].as_f64().unwrap());
     }
-    for (a, b) in first.iter().zip(theirs["first"].as_array().unwrap()) {
-        let b = b.as_f64().unwrap() as f32;
-        assert!((a - b).abs() < 1e-5, "embeddings differ: {a} vs {b}");
-    }
+    assert_same_leading_dims(&first, &theirs, "codecal and Python onnxruntime");
     let n = texts.len() as f64;
     let (ours, python_rate) = (n / codecal_s, n / python_s);
     println!(
@@ -129,23 +120,9 @@ fn cuda_rate(cpu_first: &[f32]) -> Option<f64> {
         println!("embed on CUDA: skipped, this machine has no NVIDIA GPU");
         return None;
     }
-    let out = Command::new(std::env::current_exe().expect("own path"))
-        .env(CUDA_CHILD, "1")
-        .output()
-        .expect("the CUDA child runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let child: Value = serde_json::from_slice(&out.stdout).expect("JSON from the CUDA child");
-    for (a, b) in cpu_first.iter().zip(child["first"].as_array().unwrap()) {
-        let b = b.as_f64().unwrap() as f32;
-        assert!(
-            (a - b).abs() < 1e-5,
-            "CPU and CUDA embeddings differ: {a} vs {b}"
-        );
-    }
+    let child =
+        json_from(Command::new(std::env::current_exe().expect("own path")).env(CUDA_CHILD, "1"));
+    assert_same_leading_dims(cpu_first, &child, "CPU and CUDA");
     let rate = child["per_s"].as_f64().unwrap();
     println!("embed on CUDA, batch {CUDA_BATCH}: codecal {rate:.0}/s (best of 3)");
     Some(rate)
@@ -165,6 +142,28 @@ fn measure_cuda(texts: &[String]) {
     let (best, first) = best_of_three(&mut embedder, texts);
     let per_s = texts.len() as f64 / best;
     println!("{}", json!({ "per_s": per_s, "first": first }));
+}
+
+/// The JSON a finished command printed; panics with its stderr if it failed.
+fn json_from(command: &mut Command) -> Value {
+    let out = command.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+/// Panics unless `ours` and the `first` array of `theirs` agree to 1e-5.
+fn assert_same_leading_dims(ours: &[f32], theirs: &Value, engines: &str) {
+    for (a, b) in ours.iter().zip(theirs["first"].as_array().unwrap()) {
+        let b = b.as_f64().unwrap() as f32;
+        assert!(
+            (a - b).abs() < 1e-5,
+            "{engines} embeddings differ: {a} vs {b}"
+        );
+    }
 }
 
 /// The shortest of three passes over all texts, in seconds, after one
