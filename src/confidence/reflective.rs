@@ -6,8 +6,11 @@
 //! the original conversation ("follow-up": the answer is shown as the
 //! model's own turn); others open a fresh context that shows the code and the
 //! answer ("fresh": `{code}` and `{answer}` are filled in). Every result
-//! records the sha256 of the template that produced it. Requests go through
-//! the response cache like any other generation.
+//! records the sha256 of the template that produced it.
+//!
+//! This module knows what to ask and how to read the reply (an [`Inquiry`]);
+//! it does not ask. The generation stage puts each [`Question`] to the
+//! backend through the response cache, like any other generation.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,9 +18,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use serde_json::{Value, json};
 
-use crate::generate::batch::{AskError, ask};
-use crate::generate::cache::Cache;
-use crate::generate::{Backend, Params, Token};
+use crate::generate::{Params, Token};
 use crate::prompt::{Message, Prompt};
 
 /// A reflective measure.
@@ -220,8 +221,6 @@ pub struct Subject<'a> {
 pub enum ReflectiveError {
     #[error("{measure} needs the query's code, and the prompt line has no \"code\" key")]
     NoCode { measure: &'static str },
-    #[error(transparent)]
-    Ask(#[from] AskError),
 }
 
 /// The question a measure asks about `subject`.
@@ -255,63 +254,104 @@ fn question(
     })
 }
 
-/// Asks `measure` about `subject` and returns its result as JSON:
-/// `confidence` (in [0, 1], or null when the reply had none), `reply`,
-/// `template_sha256`, and the measure's own fields.
-pub fn measure(
+/// One request a measure puts to the model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub prompt: Prompt,
+    pub params: Params,
+}
+
+/// Seed 000 asks a verbalized probability up to three more times when the
+/// reply holds none.
+const MAX_ATTEMPTS: u32 = 4;
+
+/// One measure being asked about one subject: the question to put next, and
+/// what the replies so far say. The caller asks; [`Inquiry::read`] reads.
+pub struct Inquiry {
     measure: Measure,
-    templates: &Templates,
-    backend: &dyn Backend,
-    cache: &Cache,
-    subject: &Subject,
-    base: &Params,
-) -> Result<Value, ReflectiveError> {
-    let (template, hash) = templates.get(measure);
-    let prompt = question(measure, template, subject)?;
-    let params = measure.params(base);
-    let first = ask(backend, cache, &prompt, &params)?.generation;
-    let mut out = json!({ "reply": first.text, "template_sha256": hash });
-    match measure {
-        Measure::AskTrue => {
-            let (p_true, normalized) = match p_true(&first.tokens) {
-                Some((p, n)) => (Some(p), Some(n)),
-                None => (None, None),
-            };
-            out["confidence"] = json!(p_true);
-            out["p_true_normalized"] = json!(normalized);
-        }
-        Measure::Verbalized14 | Measure::Verbalized14Fewshot => {
-            let rating = parse_rating(&first.text);
-            out["rating"] = json!(rating);
-            out["confidence"] = json!(rating.map(|r| f64::from(r - 1) / 3.0));
-        }
-        Measure::OysterIntrinsic => {
-            let (answer, rest) = first.text.split_once('\n').unwrap_or((&first.text, ""));
-            out["answer"] = json!(answer.trim());
-            out["confidence"] = json!(parse_probability(rest));
-        }
-        Measure::VerbalizedProbability | Measure::OysterReassess | Measure::OysterReflective => {
-            let mut reply = first.text.clone();
-            let mut attempts = 1;
-            let mut value = parse_probability(&reply);
-            // Seed 000: up to three more tries at temperature 1, then 0.5, recorded.
-            while value.is_none() && attempts < 4 {
-                let hot = Params {
-                    temperature: 1.0,
-                    seed: base.seed + attempts as u64,
-                    ..params.clone()
-                };
-                reply = ask(backend, cache, &prompt, &hot)?.generation.text;
-                value = parse_probability(&reply);
-                attempts += 1;
-            }
-            out["reply"] = json!(reply);
-            out["attempts"] = json!(attempts);
-            out["fallback"] = json!(value.is_none());
-            out["confidence"] = json!(value.unwrap_or(0.5));
-        }
+    question: Question,
+    /// The first question's decoding, which the retries vary.
+    first_params: Params,
+    base_seed: u64,
+    attempts: u32,
+    template_sha256: String,
+}
+
+impl Inquiry {
+    /// The first question of `measure` about `subject`.
+    pub fn start(
+        measure: Measure,
+        templates: &Templates,
+        subject: &Subject,
+        base: &Params,
+    ) -> Result<Inquiry, ReflectiveError> {
+        let (template, hash) = templates.get(measure);
+        let params = measure.params(base);
+        Ok(Inquiry {
+            measure,
+            question: Question {
+                prompt: question(measure, template, subject)?,
+                params: params.clone(),
+            },
+            first_params: params,
+            base_seed: base.seed,
+            attempts: 1,
+            template_sha256: hash.to_owned(),
+        })
     }
-    Ok(out)
+
+    /// The question to ask now.
+    pub fn question(&self) -> &Question {
+        &self.question
+    }
+
+    /// Reads the reply to [`Inquiry::question`]. `Some` is the measure's
+    /// result as JSON: `confidence` (in [0, 1], or null when the reply had
+    /// none), `reply`, `template_sha256`, and the measure's own fields.
+    /// `None`: the reply held no answer, and the question has changed to a
+    /// retry that must be asked.
+    pub fn read(&mut self, reply: &str, tokens: &[Token]) -> Option<Value> {
+        let mut out = json!({ "reply": reply, "template_sha256": self.template_sha256 });
+        match self.measure {
+            Measure::AskTrue => {
+                let (p_true, normalized) = match p_true(tokens) {
+                    Some((p, n)) => (Some(p), Some(n)),
+                    None => (None, None),
+                };
+                out["confidence"] = json!(p_true);
+                out["p_true_normalized"] = json!(normalized);
+            }
+            Measure::Verbalized14 | Measure::Verbalized14Fewshot => {
+                let rating = parse_rating(reply);
+                out["rating"] = json!(rating);
+                out["confidence"] = json!(rating.map(|r| f64::from(r - 1) / 3.0));
+            }
+            Measure::OysterIntrinsic => {
+                let (answer, rest) = reply.split_once('\n').unwrap_or((reply, ""));
+                out["answer"] = json!(answer.trim());
+                out["confidence"] = json!(parse_probability(rest));
+            }
+            Measure::VerbalizedProbability
+            | Measure::OysterReassess
+            | Measure::OysterReflective => {
+                let value = parse_probability(reply);
+                if value.is_none() && self.attempts < MAX_ATTEMPTS {
+                    // Seed 000: the retries are sampled at temperature 1.
+                    self.question.params = Params {
+                        temperature: 1.0,
+                        seed: self.base_seed + u64::from(self.attempts),
+                        ..self.first_params.clone()
+                    };
+                    self.attempts += 1;
+                    return None;
+                }
+                out["attempts"] = json!(self.attempts);
+                out["fallback"] = json!(value.is_none());
+                out["confidence"] = json!(value.unwrap_or(0.5));
+            }
+        }
+        Some(out)
+    }
 }
 
 /// P(True) and P(True)/(P(True)+P(False)) from the first of the first two

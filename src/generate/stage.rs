@@ -5,10 +5,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::batch::{Answer, BatchError, PromptRow, answer_all, parallel_map};
+use super::batch::{Answer, AskError, BatchError, PromptRow, answer_all, ask, parallel_map};
 use super::cache::Cache;
 use super::{Backend, Params};
-use crate::confidence::reflective::{self, Measure, ReflectiveError, Subject, Templates};
+use crate::confidence::reflective::{Inquiry, Measure, ReflectiveError, Subject, Templates};
 use crate::confidence::token_measures;
 
 /// What to ask and measure.
@@ -29,6 +29,12 @@ pub enum StageError {
         id: String,
         measure: &'static str,
         source: ReflectiveError,
+    },
+    #[error("prompt {id}: {measure}: {source}")]
+    Ask {
+        id: String,
+        measure: &'static str,
+        source: AskError,
     },
 }
 
@@ -101,20 +107,39 @@ fn reflective_for(
     };
     let mut out = Map::new();
     for &measure in &options.reflective {
-        let result = reflective::measure(
-            measure,
-            options.templates,
-            backend,
-            cache,
-            &subject,
-            &options.params,
-        )
-        .map_err(|source| StageError::Reflective {
-            id: row.id.clone(),
-            measure: measure.name(),
-            source,
-        })?;
+        let result = ask_measure(backend, cache, measure, &row.id, &subject, options)?;
         out.insert(measure.name().to_owned(), result);
     }
     Ok(out)
+}
+
+/// Puts `measure`'s questions to the backend, through the cache, until its
+/// reading is done.
+fn ask_measure(
+    backend: &dyn Backend,
+    cache: &Cache,
+    measure: Measure,
+    id: &str,
+    subject: &Subject,
+    options: &StageOptions,
+) -> Result<Value, StageError> {
+    let mut inquiry = Inquiry::start(measure, options.templates, subject, &options.params)
+        .map_err(|source| StageError::Reflective {
+            id: id.to_owned(),
+            measure: measure.name(),
+            source,
+        })?;
+    loop {
+        let question = inquiry.question();
+        let reply = ask(backend, cache, &question.prompt, &question.params)
+            .map_err(|source| StageError::Ask {
+                id: id.to_owned(),
+                measure: measure.name(),
+                source,
+            })?
+            .generation;
+        if let Some(result) = inquiry.read(&reply.text, &reply.tokens) {
+            return Ok(result);
+        }
+    }
 }

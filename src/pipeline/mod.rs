@@ -12,11 +12,12 @@
 //! in its own module (`corpus`, `retrieve`, `generate`, `score`,
 //! `calibrate`); this module only wires them and keeps the books.
 
+mod artifacts;
+mod calibration;
 pub mod config;
-mod report;
-mod stages;
+mod generation;
+mod summarize;
 mod tables;
-mod task_report;
 mod tasks;
 
 use std::collections::BTreeMap;
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, RunConfig};
-pub use stages::open_backend;
+pub use generation::open_backend;
 
 /// The embedded default: the local Python standard library, SmolLM2, MiniLM.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
@@ -136,7 +137,10 @@ pub fn run(
     };
     books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
     books.manifest.config = serde_json::to_value(config).unwrap_or_default();
-    stages::all(config, &mut books)?;
+    match config.task()? {
+        crate::task::TaskKind::Summarize => summarize::run(config, &mut books)?,
+        _ => tasks::run(config, &mut books)?,
+    }
     // The models are installed on first use, during the stages, so their
     // hashes are known only now.
     books.manifest.models = model_hashes();

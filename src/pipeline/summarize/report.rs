@@ -8,15 +8,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::PipelineError;
-use super::config::{RunConfig, enum_value};
-use super::stages::{read_jsonl, text_field};
-use super::tables::{Named, header, with_ci};
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::{
-    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method,
-    calibrate,
+    CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
+use crate::pipeline::PipelineError;
+use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
+use crate::pipeline::calibration::calibrate_options;
+use crate::pipeline::config::{RunConfig, enum_value};
+use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::table::{Format, Table};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
@@ -42,30 +42,6 @@ struct Cell {
     reflective: bool,
     point: String,
     report: CalibrationReport,
-}
-
-pub(crate) fn stage_error(message: impl std::fmt::Display) -> PipelineError {
-    PipelineError::Stage {
-        stage: "calibrate".into(),
-        message: message.to_string(),
-    }
-}
-
-/// The `[calibration]` section as the engine's options.
-pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
-    Ok(CalibrateOptions {
-        method: enum_value("calibration.method", &config.calibration.method)?,
-        penalty: true,
-        cv: enum_value("calibration.cv", &config.calibration.cv)?,
-        folds: config.calibration.folds,
-        bins: BinSpec {
-            count: config.calibration.bins,
-            binning: Binning::EqualWidth,
-        },
-        bootstrap: config.calibration.bootstrap,
-        bootstrap_by_group: false,
-        seed: config.calibration.seed,
-    })
 }
 
 pub(crate) fn calibrate_and_report(
@@ -397,7 +373,7 @@ fn write_tables(
         config.scoring.thresholds.display(),
         config.calibration.bootstrap
     );
-    markdown += &super::tables::write_all(dir, &tables)?;
+    markdown += &write_all(dir, &tables)?;
     if !notes.is_empty() {
         markdown += "## Notes\n\n";
         for note in notes {

@@ -14,17 +14,17 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::PipelineError;
-use super::config::{LENGTH_BASELINE, RunConfig};
-use super::report::{calibrate_options, stage_error};
-use super::stages::{read_jsonl, text_field};
-use super::tables::{Named, header, with_ci};
-use super::tasks::read_problems;
+use super::read_problems;
 use crate::artifact::write_atomic;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
 use crate::confidence::length::LengthBaseline;
+use crate::pipeline::PipelineError;
+use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
+use crate::pipeline::calibration::calibrate_options;
+use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
+use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::task::datasets::Dataset;
 
 /// Below this rescaled skill score, seed 000 leaves the ECE out: the
@@ -311,7 +311,7 @@ fn write_report(
          percentile bootstrap ({} resamples).\n\n",
         config.name, config.task, config.calibration.bootstrap
     );
-    markdown += &super::tables::write_all(dir, &tables)?;
+    markdown += &write_all(dir, &tables)?;
     if !notes.is_empty() {
         markdown += "## Notes\n\n";
         for note in notes {

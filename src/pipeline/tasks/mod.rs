@@ -6,13 +6,16 @@
 //! The generation stage is the summaries' own; what differs is where the
 //! prompts come from (a dataset, not retrieval) and where the labels come
 //! from (`task::judge_all`, running code only in the sandbox). The tables
-//! are `task_report`'s.
+//! are `report`'s. Not the summarization flow, and nothing another flow uses.
+
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::artifacts::{failed, read_jsonl, text_field};
 use super::config::RunConfig;
-use super::stages::{backend_label, failed, generations, read_jsonl, text_field};
+use super::generation::{backend_label, generations};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::python_stdlib;
@@ -22,7 +25,7 @@ use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
 use crate::task::{self, Problem, answer, judge_all};
 
-pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
+pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     let dataset = config.dataset()?;
     problems(config, dataset, books)?;
     let home = ModelHome::from_env().map_err(|e| failed("generate", e))?;
@@ -42,7 +45,7 @@ pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         inputs.push(books.file_hash(&format!("verdicts/{label}.jsonl"))?);
     }
     books.stage("calibrate", &inputs, &["report.md".into()], 0, |dir| {
-        super::task_report::calibrate_and_report(config, dataset, dir, &labels)
+        report::calibrate_and_report(config, dataset, dir, &labels)
     })
 }
 

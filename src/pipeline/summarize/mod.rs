@@ -1,42 +1,26 @@
-//! The stages of `codecal run`, each a call into its library module with
-//! the run directory's artifacts as input and output.
+//! The summarization flow of `codecal run`: records → sample → prompts
+//! (BM25 exemplars) → generations (the shared stage) → scores → calibration
+//! and the summarization seed's report. Each stage is a call into its
+//! library module with the run directory's artifacts as input and output.
+//! Not the code-task flows (`tasks`), and nothing another flow uses.
+
+mod report;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::config::{BackendConfig, RunConfig, enum_value};
-use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
+use super::artifacts::{failed, read_jsonl, section, text_field};
+use super::config::{RunConfig, enum_value};
+use super::generation::{backend_label, generations};
+use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
-use crate::confidence::reflective::{Measure, Templates, Wording};
 use crate::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
 use crate::corpus::{Record, dedupe, read_codexglue, to_jsonl};
-use crate::generate::batch::read_prompts;
-use crate::generate::cache::Cache;
-use crate::generate::stage::StageOptions;
-use crate::generate::{Backend, Params};
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
 use crate::retrieve::{ExemplarSearch, PromptOptions, RetrieveMode};
-use crate::task::TaskKind;
 
-/// A stage failed for a reason of its own.
-pub(crate) fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
-    PipelineError::Stage {
-        stage: stage.to_owned(),
-        message: e.to_string(),
-    }
-}
-
-fn section(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
-
-pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
-    if config.task()? != TaskKind::Summarize {
-        return super::tasks::all(config, books);
-    }
+pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     records(config, books)?;
     sample(config, books)?;
     prompts(config, books)?;
@@ -58,7 +42,7 @@ pub(crate) fn all(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         inputs.push(books.file_hash(&format!("scores/{label}.csv"))?);
     }
     books.stage("calibrate", &inputs, &["report.md".into()], 0, |dir| {
-        super::report::calibrate_and_report(config, dir, &labels)
+        report::calibrate_and_report(config, dir, &labels)
     })
 }
 
@@ -201,147 +185,6 @@ fn prompts(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     })
 }
 
-/// A file-name-safe name for a backend and model.
-pub(crate) fn backend_label(backend: &BackendConfig) -> String {
-    let model = backend
-        .model
-        .as_deref()
-        .unwrap_or("SmolLM2-135M-Instruct-Q4_1");
-    let weights = match backend.kind.as_str() {
-        "local" => format!("@{}", backend.lm_weights.as_deref().unwrap_or("f32")),
-        _ => String::new(),
-    };
-    format!("{}-{model}{weights}", backend.kind)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._@-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// The run's decoding parameters: the `[generation]` keys, and where one
-/// is unset, the task's default.
-pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineError> {
-    let g = &config.generation;
-    let (max_tokens, stop) = match config.task()? {
-        TaskKind::Summarize => {
-            let params = Params::default();
-            (params.max_tokens, params.stop)
-        }
-        _ => config.dataset()?.generation_defaults(),
-    };
-    Ok(Params {
-        max_tokens: g.max_tokens.unwrap_or(max_tokens),
-        temperature: g.temperature,
-        stop: g.stop.clone().unwrap_or(stop),
-        top_logprobs: g.top_logprobs,
-        seed: g.seed,
-    })
-}
-
-pub(crate) fn generations(
-    config: &RunConfig,
-    backend_config: &BackendConfig,
-    label: &str,
-    home: &ModelHome,
-    books: &mut Books,
-) -> Result<(), PipelineError> {
-    let wording = match config.task()? {
-        TaskKind::Summarize => Wording::Summary,
-        _ => Wording::Code,
-    };
-    let templates = Templates::load(config.generation.template_dir.as_deref(), wording)
-        .map_err(|e| failed("generate", e))?;
-    let reflective: Vec<Measure> = config
-        .generation
-        .reflective
-        .iter()
-        .map(|name| enum_value("generation.reflective", name))
-        .collect::<Result<_, _>>()?;
-    let mut inputs = vec![
-        books.file_hash("prompts.jsonl")?,
-        section(backend_config),
-        section(&config.generation),
-    ];
-    inputs.extend(Measure::ALL.iter().map(|m| templates.hash(*m).to_owned()));
-    let rows = read_prompts(&books.dir.join("prompts.jsonl")).map_err(|e| failed("generate", e))?;
-    let steps = rows.len() * (1 + usize::from(!reflective.is_empty()));
-    let output = format!("generations/{label}.jsonl");
-    let on_progress = books.on_progress;
-    books.stage(
-        &format!("generate {label}"),
-        &inputs,
-        std::slice::from_ref(&output),
-        steps as u64,
-        |dir| {
-            let backend = open_backend(backend_config, home).map_err(|e| failed("generate", e))?;
-            let cache =
-                Cache::open(&dir.join("cache.sqlite")).map_err(|e| failed("generate", e))?;
-            let options = StageOptions {
-                params: generation_params(config)?,
-                first_k: config.generation.first_k,
-                reflective,
-                templates: &templates,
-            };
-            let rows =
-                crate::generate::stage::run(backend.as_ref(), &cache, &rows, &options, &|| {
-                    on_progress(Progress::Step)
-                })
-                .map_err(|e| failed("generate", e))?;
-            let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
-            create_dir(&dir.join("generations"))?;
-            write_atomic(&dir.join(&output), text.as_bytes())?;
-            Ok(())
-        },
-    )
-}
-
-/// A backend as a `[[backends]]` entry describes it.
-pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backend>, String> {
-    match config.kind.as_str() {
-        "openai" => {
-            use crate::generate::openai::{OpenAiBackend, OpenAiConfig};
-            let mut c = OpenAiConfig::new(
-                config.base_url.as_deref().ok_or("no base_url")?,
-                config.model.as_deref().ok_or("no model")?,
-            );
-            c.api_key_env = config.api_key_env.clone();
-            c.concurrency = config.concurrency;
-            c.timeout = std::time::Duration::from_secs_f64(config.timeout_s.max(0.001));
-            c.max_retries = config.max_retries;
-            c.retry_base = std::time::Duration::from_millis(config.retry_base_ms);
-            c.require_logprobs = config.require_logprobs;
-            Ok(Box::new(OpenAiBackend::new(c).map_err(|e| e.to_string())?))
-        }
-        _ => open_local(config, home),
-    }
-}
-
-#[cfg(feature = "local")]
-fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backend>, String> {
-    use crate::generate::local::{LocalBackend, Weights};
-    let weights = match &config.lm_weights {
-        Some(w) => enum_value::<Weights>("lm_weights", w).map_err(|e| e.to_string())?,
-        None => Weights::F32,
-    };
-    let gguf = home.ensure_smollm2().map_err(|e| e.to_string())?;
-    // The model name carries the weight layout: the two give different numbers.
-    let label = backend_label(config);
-    let name = label.strip_prefix("local-").unwrap_or(&label);
-    let backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)
-        .map_err(|e| e.to_string())?;
-    Ok(Box::new(backend))
-}
-
-#[cfg(not(feature = "local"))]
-fn open_local(_: &BackendConfig, _: &ModelHome) -> Result<Box<dyn Backend>, String> {
-    Err("this codecal was built without the `local` feature".into())
-}
-
 fn scores(
     config: &RunConfig,
     label: &str,
@@ -412,27 +255,6 @@ fn score_pairs(
         "score",
         "this codecal was built without the `onnx` feature",
     ))
-}
-
-pub(crate) fn read_jsonl(path: &Path) -> Result<Vec<Value>, PipelineError> {
-    let error = |message: String| PipelineError::Artifact {
-        path: path.to_owned(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            serde_json::from_str(line).map_err(|e| error(format!("line {}: {e}", i + 1)))
-        })
-        .collect()
-}
-
-pub(crate) fn text_field(row: &Value, key: &str) -> String {
-    row.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned()
 }
 
 /// Paths, sizes and modification times of the files under `root`: a tree

@@ -1,0 +1,161 @@
+//! `codecal calibrate`: read a table of confidences and labels, measure how
+//! well the confidences predict correctness (raw and rescaled), and print or
+//! write the report. The metrics, rescalers and bootstrap are the library's
+//! (`codecal::calibrate`); this is only flag mapping and output.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use codecal::calibrate::{
+    BinSpec, Binning, CalibrateOptions, CalibrationData, ColumnSpec, CvStrategy, LabelSource,
+    Method, calibrate,
+};
+use codecal::report;
+use codecal::table::{Format, Table};
+use codecal::thresholds::file::{OperatingPointName, read_threshold};
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Input file of items, one row each (CSV with a header, or JSONL).
+    input: PathBuf,
+    /// Input format; by default taken from the extension (.csv, .jsonl).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Column holding the model's confidence, a probability in [0, 1].
+    #[arg(long, default_value = "confidence")]
+    confidence: String,
+    /// Column holding correctness as 0/1 or true/false. Default "correct",
+    /// unless --score is given.
+    #[arg(long, conflicts_with = "score")]
+    correct: Option<String>,
+    /// Column holding a quality score; an item is correct when score >= --threshold.
+    #[arg(long)]
+    score: Option<String>,
+    /// Threshold on --score at and above which an item counts as correct.
+    #[arg(long, requires = "score", conflicts_with = "thresholds")]
+    threshold: Option<f64>,
+    /// Instead of --threshold: a file written by `codecal thresholds` (e.g.
+    /// thresholds/sbert-minilm.toml), read at --operating-point.
+    #[arg(long, requires = "score")]
+    thresholds: Option<PathBuf>,
+    /// Which threshold of --thresholds: best-f1, high-precision or high-recall.
+    #[arg(long, value_enum, default_value_t = OperatingPointName::BestF1)]
+    operating_point: OperatingPointName,
+    /// Column naming each item's group (e.g. repository) for group CV and group bootstrap.
+    #[arg(long)]
+    group: Option<String>,
+    /// Column with a continuous quality value; adds Spearman's rho against confidence.
+    #[arg(long)]
+    target: Option<String>,
+    /// Rescaling method. platt: logistic regression on logit(p) with scikit-learn's
+    /// default L2 penalty (C = 1, intercept free); platt-ln: the same on ln(p);
+    /// temperature: slope only; isotonic: pool-adjacent-violators; histogram: success
+    /// rate per bin; none: raw metrics only.
+    #[arg(long, value_enum, default_value_t = Method::Platt)]
+    method: Method,
+    /// Fit the logistic rescalers without the L2 penalty (maximum likelihood).
+    #[arg(long)]
+    no_penalty: bool,
+    /// Cross-validation for the rescaler; default: group with --group, else kfold.
+    #[arg(long, value_enum)]
+    cv: Option<CvStrategy>,
+    /// Number of cross-validation folds.
+    #[arg(long, default_value_t = 5)]
+    folds: usize,
+    /// Number of confidence bins for ECE, MCE, histogram binning and the diagram.
+    #[arg(long, default_value_t = 10)]
+    bins: usize,
+    /// How bins are cut: equal-width (i/N, (i+1)/N] or equal-mass (equal item counts).
+    #[arg(long, value_enum, default_value_t = Binning::EqualWidth)]
+    binning: Binning,
+    /// Bootstrap resamples for 95% percentile intervals; 0 turns them off.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Resample whole groups (from --group) instead of items.
+    #[arg(long)]
+    bootstrap_by_group: bool,
+    /// Seed for fold shuffles and bootstrap draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print one JSON object instead of the Markdown table.
+    #[arg(long)]
+    json: bool,
+    /// Also write metrics.json, metrics.csv, table.md, table.tex, reliability.svg
+    /// and reliability.png into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+    let table = Table::read(&args.input, args.format)?;
+    let label = match &args.score {
+        Some(column) => LabelSource::Threshold {
+            column: column.clone(),
+            threshold: score_threshold(&args)?,
+        },
+        None => LabelSource::Column(args.correct.clone().unwrap_or_else(|| "correct".into())),
+    };
+    let spec = ColumnSpec {
+        confidence: args.confidence.clone(),
+        label,
+        group: args.group.clone(),
+        target: args.target.clone(),
+    };
+    let data = CalibrationData::from_table(&table, &spec)?;
+    let default_cv = if args.group.is_some() {
+        CvStrategy::Group
+    } else {
+        CvStrategy::Kfold
+    };
+    let options = CalibrateOptions {
+        method: args.method,
+        penalty: !args.no_penalty,
+        cv: args.cv.unwrap_or(default_cv),
+        folds: args.folds,
+        bins: BinSpec {
+            count: args.bins,
+            binning: args.binning,
+        },
+        bootstrap: args.bootstrap,
+        bootstrap_by_group: args.bootstrap_by_group,
+        seed: args.seed,
+    };
+    let report = calibrate(&data, &options)
+        .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;
+    for warning in &report.warnings {
+        eprintln!("codecal: warning: {warning}");
+    }
+    if let Some(dir) = &args.out {
+        for warning in report::write_calibration_dir(dir, &report)? {
+            eprintln!("codecal: warning: {warning}");
+        }
+    }
+    if args.json {
+        print!("{}", report::json(&report));
+    } else {
+        print!("{}", report::markdown(&report));
+    }
+    Ok(())
+}
+
+/// The threshold on --score: given, or read from a thresholds file.
+fn score_threshold(args: &CalibrateArgs) -> anyhow::Result<f64> {
+    if let Some(threshold) = args.threshold {
+        return Ok(threshold);
+    }
+    let Some(path) = &args.thresholds else {
+        anyhow::bail!("--score needs --threshold or --thresholds");
+    };
+    let found = read_threshold(path, args.operating_point)?;
+    eprintln!(
+        "codecal: correct = {} >= {} ({} of {}, derived for metric {})",
+        args.score.as_deref().unwrap_or(""),
+        found.threshold,
+        args.operating_point.section(),
+        path.display(),
+        found.metric
+    );
+    Ok(found.threshold)
+}

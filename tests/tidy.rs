@@ -1,0 +1,345 @@
+//! The house rules of ARCHITECTURE.md, checked on the source: which module
+//! may name which. Every `crate::`, `super::`, `self::` and `codecal::` path
+//! in `src/` (outside `#[cfg(test)]` code) is resolved to the module it
+//! names and held against the **Invariant:** lines. In the manner of
+//! rust-analyzer's tidy test: a grep of the code, not a build.
+
+use std::path::{Path, PathBuf};
+
+/// A path one module names, resolved from the crate root.
+#[derive(Debug)]
+struct Reference {
+    file: String,
+    line: usize,
+    from: Vec<String>,
+    to: Vec<String>,
+}
+
+/// Modules that only wire stages together; no stage may name them.
+const WIRING: [&str; 2] = ["pipeline", "commands"];
+
+/// What `generate` holds beyond plain data: asking, caching, backends.
+const GENERATE_MACHINERY: [&str; 6] = ["batch", "cache", "local", "openai", "stage", "Backend"];
+
+/// Modules that deal in text or models, which `calibrate` must not name.
+const TEXT_AND_MODELS: [&str; 10] = [
+    "score",
+    "generate",
+    "prompt",
+    "retrieve",
+    "corpus",
+    "models",
+    "confidence",
+    "task",
+    "sandbox",
+    "thresholds",
+];
+
+/// Each broken rule, as one line naming file, line and rule.
+fn violations(references: &[Reference]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in references {
+        let from = |i: usize| r.from.get(i).map(String::as_str);
+        let to = |i: usize| r.to.get(i).map(String::as_str);
+        let mut broken = |rule: &str| {
+            out.push(format!(
+                "{}:{}: {} names {}: {rule}",
+                r.file,
+                r.line,
+                r.from.join("::"),
+                r.to.join("::")
+            ))
+        };
+        // A flow is a folder under pipeline/; its siblings are other flows.
+        if from(0) == Some("pipeline")
+            && to(0) == Some("pipeline")
+            && is_flow(from(1))
+            && is_flow(to(1))
+            && from(1) != to(1)
+        {
+            broken("no file of one flow imports another flow's");
+        }
+        let stage = from(0).is_some_and(|m| !WIRING.contains(&m) && m != "main");
+        if stage && to(0).is_some_and(|m| WIRING.contains(&m)) {
+            broken("no stage module imports `pipeline` or `commands`");
+        }
+        if from(0) == Some("confidence")
+            && to(0) == Some("generate")
+            && to(1).is_some_and(|m| GENERATE_MACHINERY.contains(&m))
+        {
+            broken("`confidence` does not import `generate`'s backends or cache");
+        }
+        if from(0) == Some("calibrate") && to(0).is_some_and(|m| TEXT_AND_MODELS.contains(&m)) {
+            broken("`calibrate` does no text or model work");
+        }
+    }
+    out
+}
+
+fn is_flow(module: Option<&str>) -> bool {
+    module.is_some_and(|m| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/pipeline")
+            .join(m)
+            .is_dir()
+    })
+}
+
+/// The module path of a source file: `src/pipeline/tasks/mod.rs` is
+/// `pipeline::tasks`; `src/main.rs` and `src/lib.rs` are the roots.
+fn module_of(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .skip(1)
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.trim_end_matches(".rs");
+    let root = parts.is_empty() && (stem == "lib" || stem == "main");
+    if stem != "mod" && !root {
+        parts.push(stem.to_owned());
+    }
+    if root && stem == "main" {
+        return vec!["main".to_owned()];
+    }
+    parts
+}
+
+/// `a::{b, c::{d, e}}` as `a::b`, `a::c::d`, `a::c::e`.
+fn expand(path: &str) -> Vec<String> {
+    let Some(open) = path.find('{') else {
+        return vec![path.trim().to_owned()];
+    };
+    let prefix = &path[..open];
+    let inner = &path[open + 1..path.rfind('}').unwrap_or(path.len())];
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    items
+        .into_iter()
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .flat_map(|item| expand(&format!("{prefix}{item}")))
+        .collect()
+}
+
+/// Resolves `path` (as written in `module`) to segments from the crate root.
+fn resolve(module: &[String], path: &str) -> Option<Vec<String>> {
+    let mut segments = path.split("::").map(str::trim);
+    let mut out: Vec<String> = match segments.next()? {
+        "crate" | "codecal" => Vec::new(),
+        "self" => module.to_vec(),
+        "super" => {
+            let mut m = module.to_vec();
+            m.pop();
+            m
+        }
+        _ => return None,
+    };
+    for segment in segments {
+        match segment {
+            "super" => {
+                out.pop();
+            }
+            "self" => {}
+            s => out.push(s.split_whitespace().next().unwrap_or("").to_owned()),
+        }
+    }
+    Some(out)
+}
+
+/// Every path a file names, by line; `use` statements may span lines.
+fn references_in(file: &str, text: &str, module: &[String]) -> Vec<Reference> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate();
+    while let Some((i, line)) = lines.next() {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        let mut statement = code.to_owned();
+        if let Some(rest) = code
+            .strip_prefix("pub use ")
+            .or_else(|| code.strip_prefix("pub(crate) use "))
+            .or_else(|| code.strip_prefix("use "))
+        {
+            statement = rest.to_owned();
+            while !statement.contains(';') {
+                let Some((_, next)) = lines.next() else { break };
+                statement += next.trim();
+            }
+            statement = statement.trim_end_matches(';').to_owned();
+            for path in expand(&statement) {
+                push(&mut out, file, i + 1, module, &path);
+            }
+            continue;
+        }
+        for start in path_starts(&statement) {
+            let path: String = statement[start..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            push(&mut out, file, i + 1, module, &path);
+        }
+    }
+    out
+}
+
+fn push(out: &mut Vec<Reference>, file: &str, line: usize, module: &[String], path: &str) {
+    if let Some(to) = resolve(module, path) {
+        out.push(Reference {
+            file: file.to_owned(),
+            line,
+            from: module.to_vec(),
+            to,
+        });
+    }
+}
+
+/// Where an inline `crate::`, `super::` or `codecal::` path starts.
+fn path_starts(code: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    for prefix in ["crate::", "super::", "codecal::"] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(prefix) {
+            let at = from + at;
+            let boundary = at == 0
+                || !code[..at]
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+            if boundary {
+                starts.push(at);
+            }
+            from = at + prefix.len();
+        }
+    }
+    starts
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("readable src/")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn crate_references() -> Vec<Reference> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut out = Vec::new();
+    for path in files {
+        let relative = path.strip_prefix(root).expect("under the crate");
+        // The binary's `commands` sits beside the library's modules here:
+        // `codecal::` paths name the library, as `crate::` paths do.
+        let module = module_of(relative);
+        let text = std::fs::read_to_string(&path).expect("readable source");
+        let file = relative.display().to_string();
+        out.extend(references_in(&file, &text, &module));
+    }
+    out
+}
+
+#[test]
+fn the_source_keeps_the_architecture_invariants() {
+    let references = crate_references();
+    // The checker must see the code it guards, or it would pass vacuously.
+    assert!(
+        references
+            .iter()
+            .any(|r| r.from.starts_with(&["pipeline".into(), "tasks".into()])
+                && r.to.starts_with(&["pipeline".into(), "generation".into()])),
+        "the tidy test found no reference from pipeline::tasks to the shared generation module"
+    );
+    let broken = violations(&references);
+    assert!(
+        broken.is_empty(),
+        "ARCHITECTURE.md's invariants are broken:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn each_rule_catches_a_broken_import() {
+    let cases = [
+        (
+            "src/pipeline/summarize/report.rs",
+            "use crate::pipeline::tasks::read_problems;\n",
+            "another flow",
+        ),
+        (
+            "src/pipeline/tasks/mod.rs",
+            "use super::summarize::{run, report::x};\n",
+            "another flow",
+        ),
+        (
+            "src/score/mod.rs",
+            "    let x = crate::pipeline::config::X;\n",
+            "`pipeline` or `commands`",
+        ),
+        (
+            "src/confidence/reflective.rs",
+            "use crate::generate::{\n    Params,\n    batch::ask,\n};\n",
+            "backends or cache",
+        ),
+        (
+            "src/calibrate/cv.rs",
+            "use crate::score::Pair;\n",
+            "text or model work",
+        ),
+    ];
+    for (file, text, rule) in cases {
+        let module = module_of(Path::new(file));
+        let references = references_in(file, text, &module);
+        let broken = violations(&references);
+        assert!(
+            broken.iter().any(|b| b.contains(rule)),
+            "{file}: {text:?} should break the rule about {rule}, got {broken:?}"
+        );
+    }
+    // Allowed: a flow using the shared modules, confidence using plain data,
+    // and test code.
+    for (file, text) in [
+        (
+            "src/pipeline/tasks/mod.rs",
+            "use super::generation::{backend_label, generations};\n",
+        ),
+        (
+            "src/confidence/mod.rs",
+            "use crate::generate::{Params, Token};\n",
+        ),
+        (
+            "src/calibrate/mod.rs",
+            "#[cfg(test)]\nmod tests { use crate::score::Pair; }\n",
+        ),
+    ] {
+        let module = module_of(Path::new(file));
+        let references = references_in(file, text, &module);
+        assert_eq!(
+            violations(&references),
+            Vec::<String>::new(),
+            "{file}: {text:?}"
+        );
+    }
+}
