@@ -214,6 +214,12 @@ impl Column<'_> {
         }
     }
 
+    /// Row `row`'s cell byte for byte, whitespace kept (code, prompts,
+    /// answers); `None` when the row has no such cell.
+    pub fn raw(&self, row: usize) -> Option<&str> {
+        self.cells.get(row)
+    }
+
     /// Row `row`'s cell as a number. `NaN` parses, so that the stage can name it.
     pub fn number(&self, row: usize) -> Result<f64, TableError> {
         let text = self.text(row)?;

@@ -86,3 +86,80 @@ fn judge_writes_a_verdict_per_answer_and_names_unknown_problems() {
         "{stderr}"
     );
 }
+
+/// The issue a new user met: HumanEval completions are indented function
+/// bodies, and an answer reader that trims them turns each into a
+/// "'return' outside function" syntax error. All 164 canonical solutions,
+/// exactly as the dataset gives them, through a JSONL and a CSV answers file.
+#[test]
+fn judge_passes_every_canonical_humaneval_solution_byte_for_byte() {
+    let (Some(data), Some(_)) = (
+        common::shared_data("humaneval/HumanEval.jsonl.gz"),
+        common::sandbox(Limits::default(), IsolationChoice::Auto),
+    ) else {
+        return;
+    };
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&data).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let solutions: Vec<(String, String)> = text
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let field = |k: &str| v[k].as_str().unwrap().to_owned();
+            (field("task_id"), field("canonical_solution"))
+        })
+        .collect();
+    assert_eq!(solutions.len(), 164);
+    assert!(
+        solutions[2].1.starts_with("    return"),
+        "{:?}",
+        solutions[2].1
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("answers.jsonl");
+    let lines: String = solutions
+        .iter()
+        .map(|(id, answer)| serde_json::json!({ "id": id, "answer": answer }).to_string() + "\n")
+        .collect();
+    std::fs::write(&jsonl, lines).unwrap();
+    let csv_path = dir.path().join("answers.csv");
+    let mut writer = csv::Writer::from_path(&csv_path).unwrap();
+    writer.write_record(["id", "answer"]).unwrap();
+    for (id, answer) in &solutions {
+        writer.write_record([id, answer]).unwrap();
+    }
+    writer.flush().unwrap();
+    for answers in [&jsonl, &csv_path] {
+        let out = dir.path().join("verdicts.jsonl");
+        let result = Command::new(env!("CARGO_BIN_EXE_codecal"))
+            .args(["judge", "--dataset", "humaneval", "--data"])
+            .arg(&data)
+            .arg("--answers")
+            .arg(answers)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        let verdicts: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(verdicts.len(), 164);
+        let failed: Vec<_> = verdicts
+            .iter()
+            .filter(|v| v["correct"] != true)
+            .map(|v| format!("{} {}", v["id"], v["reason"]))
+            .collect();
+        assert!(failed.is_empty(), "{}: {failed:?}", answers.display());
+    }
+}

@@ -117,25 +117,37 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     }
     assert_eq!(generations.len(), 60);
 
+    // Seed 000's layout: each model's measures, then its unskilled row.
     let five = common::csv_rows(&run.join("tables/table5.csv"));
-    assert_eq!(five[0][1], "unskilled");
     assert_eq!(
         five.len(),
-        4,
-        "the unskilled row and three measures: {five:?}"
+        6,
+        "three token measures, Ask T/F twice, and the unskilled row: {five:?}"
     );
+    assert_eq!(five[5][1], "unskilled", "{five:?}");
     let eight = common::csv_rows(&run.join("tables/table8.csv"));
-    let auc = |measure: &str| -> f64 {
-        let row = eight.iter().find(|r| r[1] == measure).unwrap();
-        row[4].split(' ').next().unwrap().parse().unwrap()
-    };
+    let row = |measure: &str| eight.iter().find(|r| r[1] == measure).unwrap().clone();
+    let auc =
+        |measure: &str| -> f64 { row(measure)[6].split(' ').next().unwrap().parse().unwrap() };
     assert_eq!(
         auc("average_token_probability"),
         1.0,
         "confidence was designed to separate"
     );
-    assert!(common::csv_rows(&run.join("tables/table6.csv")).len() == 3);
-    assert!(common::csv_rows(&run.join("tables/oyster.csv")).len() == 6);
+    // Seed 000, Table 8: the unskilled predictor has AUC 0.5.
+    assert_eq!(row("unskilled")[6], "0.5");
+    // Every measure covers every item: n is the same in each row. The
+    // server's replies never say True or False, so Ask T/F has no value
+    // for any item: seed 000 counts that as P(True) = 0, and says so.
+    assert!(eight.iter().all(|r| r[2] == "60"), "{eight:?}");
+    assert_eq!(row("ask-true")[4], "0", "{eight:?}");
+    assert_eq!(row("ask-true")[5], "60", "every item sits at 0: {eight:?}");
+    assert_eq!(row("average_token_probability")[4], "0");
+    let six = common::csv_rows(&run.join("tables/table6.csv"));
+    assert_eq!(six.last().unwrap()[1], "unskilled", "{six:?}");
+    let oyster = common::csv_rows(&run.join("tables/oyster.csv"));
+    assert_eq!(oyster.len(), 10, "{oyster:?}");
+    assert!(oyster.iter().any(|r| r[2] == "platt-p"), "{oyster:?}");
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("Table 5 (seed 000)") && report.contains("Open the Oyster"));
     assert!(run.join("calibration/cruxevaloutput").exists());

@@ -2,7 +2,10 @@
 
 Reads tests/fixtures/calibration_small.csv. Logistic fits use a tight tolerance
 (tol=1e-12) so the printed optimum is exact; sklearn's default tol=1e-4 stops
-short of it in the fourth decimal. Run: python3 tests/sklearn_expected.py
+short of it in the fourth decimal. Run it in the pinned venv:
+python3 -m venv target/ref-venv
+target/ref-venv/bin/pip install --require-hashes -r benches/requirements.txt
+target/ref-venv/bin/python tests/sklearn_expected.py
 """
 import pathlib
 
@@ -57,6 +60,7 @@ show("ece_quantile, mce_quantile", ece_from_curve(p, "quantile"))
 show("platt (slope, intercept)", logistic(logit))
 show("platt no penalty", logistic(logit, C=np.inf))
 show("platt_ln", logistic(np.log(p)))
+show("platt_p (Open the Oyster, Eq. 4)", logistic(p))
 show("temperature", logistic(logit, fit_intercept=False))
 iso = IsotonicRegression(out_of_bounds="clip").fit(p, y)
 queries = np.array([0.0, 0.3, 0.55, 0.7, 0.77, 0.85, 0.93, 1.0])

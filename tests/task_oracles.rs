@@ -117,6 +117,27 @@ fn mbpp_reference_code_passes_and_wrong_code_fails() {
     check_dataset("MBPP", &problems, 974, wrong_mbpp, &sandbox);
 }
 
+/// Seed 000 (§3.2): the prompt shows the task text and the first test
+/// only; the oracle still runs every test.
+#[test]
+fn mbpp_prompts_show_only_the_first_test() {
+    let Some(path) = common::shared_data("mbpp/mbpp.jsonl") else {
+        return;
+    };
+    for problem in datasets::read_mbpp(&path).unwrap() {
+        let Oracle::Mbpp { tests, .. } = &problem.oracle else {
+            unreachable!("an MBPP problem")
+        };
+        assert!(tests.len() >= 2, "{}", problem.id);
+        assert!(problem.prompt.contains(&tests[0]), "{}", problem.id);
+        for later in &tests[1..] {
+            if later != &tests[0] {
+                assert!(!problem.prompt.contains(later.as_str()), "{}", problem.id);
+            }
+        }
+    }
+}
+
 #[test]
 fn sanitized_mbpp_reference_code_passes_and_wrong_code_fails() {
     let (Some(path), Some(sandbox)) = (

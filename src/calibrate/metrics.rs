@@ -53,7 +53,8 @@ pub struct Metrics {
     pub brier_ref: f64,
     /// (brier_ref - brier) / brier_ref; scikit-learn's `d2_brier_score`.
     pub skill_score: Option<f64>,
-    /// Unbinned ECE of "Open the Oyster": |mean confidence - success rate|.
+    /// "Open the Oyster"'s ECE (its Eq. 5): the mean over items of
+    /// |correct - confidence|, a per-item absolute error with no bins.
     pub oyster_ece: f64,
     /// "Open the Oyster"'s Performance Score: 1 - brier / (c(1 - c)), c the mean confidence.
     pub performance_score: Option<f64>,
@@ -172,6 +173,7 @@ impl<'a> Sample<'a> {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
         let (mut total, mut positives, mut conf_sum, mut brier_sum, mut log_sum) =
             (0.0, 0.0, 0.0, 0.0, 0.0);
+        let mut abs_sum = 0.0;
         for (i, (&p, &y)) in self.confidence.iter().zip(self.correct).enumerate() {
             let wi = w(i);
             if wi == 0.0 {
@@ -183,6 +185,7 @@ impl<'a> Sample<'a> {
             positives += wi * yf;
             conf_sum += wi * p;
             brier_sum += wi * (p - yf) * (p - yf);
+            abs_sum += wi * (p - yf).abs();
             log_sum -= wi
                 * if y {
                     clipped.ln()
@@ -210,7 +213,7 @@ impl<'a> Sample<'a> {
             brier,
             brier_ref,
             skill_score: (brier_ref > 0.0).then(|| (brier_ref - brier) / brier_ref),
-            oyster_ece: (mean_conf - base_rate).abs(),
+            oyster_ece: abs_sum / total,
             performance_score: (spread > 0.0).then(|| 1.0 - brier / spread),
             auroc: self.auroc(&w),
             log_loss: log_sum / total,
@@ -514,8 +517,21 @@ pub(crate) mod tests {
             WIDTH10,
         )
         .metrics(None);
-        close(m.oyster_ece, (0.75_f64 - 0.5).abs());
+        // "Open the Oyster", Eq. 5: (1/n) sum |correct - confidence|, by hand
+        // (0.1 + 0.8 + 0.3 + 0.6) / 4; not |mean confidence - success rate| (0.25).
+        close(m.oyster_ece, 0.45);
         let brier = (0.01 + 0.64 + 0.09 + 0.36) / 4.0;
         close(m.performance_score.unwrap(), 1.0 - brier / (0.75 * 0.25));
+    }
+
+    #[test]
+    fn oyster_ece_is_about_twice_brier_near_the_base_rate() {
+        // "Open the Oyster", Table 3: after Platt scaling ECE / Brier lies
+        // between about 1.9 and 2.4 in every row. Eq. 5 gives exactly
+        // 2 p (1 - p) / (p (1 - p)) = 2 when every confidence is the base rate.
+        let correct: Vec<bool> = (0..100).map(|i| i % 10 < 3).collect();
+        let m = Sample::new(&[0.3; 100], &correct, None, WIDTH10).metrics(None);
+        close(m.oyster_ece / m.brier, 2.0);
+        close(m.oyster_ece, 2.0 * 0.3 * 0.7);
     }
 }

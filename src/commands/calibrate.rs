@@ -51,7 +51,7 @@ pub struct CalibrateArgs {
     target: Option<String>,
     /// Rescaling method. platt: logistic regression on logit(p) with scikit-learn's
     /// default L2 penalty (C = 1, intercept free); platt-ln: the same on ln(p);
-    /// temperature: slope only; isotonic: pool-adjacent-violators; histogram: success
+    /// platt-p: the same on p itself ("Open the Oyster", Eq. 4); temperature: slope only; isotonic: pool-adjacent-violators; histogram: success
     /// rate per bin; none: raw metrics only.
     #[arg(long, value_enum, default_value_t = Method::Platt)]
     method: Method,

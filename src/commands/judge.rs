@@ -75,7 +75,8 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
                 data.display()
             )
         })?;
-        let text = answers.text(row).unwrap_or("");
+        // An answer's indentation is code: it reaches the oracle untrimmed.
+        let text = answers.raw(row).unwrap_or("");
         let answer = if args.extract {
             answer::extract(args.dataset.task(), text)
         } else {

@@ -314,10 +314,7 @@ impl Inquiry {
         let mut out = json!({ "reply": reply, "template_sha256": self.template_sha256 });
         match self.measure {
             Measure::AskTrue => {
-                let (p_true, normalized) = match p_true(tokens) {
-                    Some((p, n)) => (Some(p), Some(n)),
-                    None => (None, None),
-                };
+                let (p_true, normalized) = p_true(tokens);
                 out["confidence"] = json!(p_true);
                 out["p_true_normalized"] = json!(normalized);
             }
@@ -354,22 +351,33 @@ impl Inquiry {
     }
 }
 
-/// P(True) and P(True)/(P(True)+P(False)) from the first of the first two
-/// generated positions whose top alternatives mention True or False
-/// (case-insensitive, surrounding spaces ignored). None when neither does.
-pub fn p_true(tokens: &[Token]) -> Option<(f64, f64)> {
-    tokens.iter().take(2).find_map(|token| {
-        let mass = |word: &str| -> f64 {
-            token
-                .top
-                .iter()
-                .filter(|a| a.token.trim().eq_ignore_ascii_case(word))
-                .map(|a| a.logprob.exp())
-                .sum()
-        };
-        let (t, f) = (mass("true"), mass("false"));
-        (t + f > 0.0).then(|| (t, t / (t + f)))
-    })
+/// How many alternatives per position seed 000 reads for Ask True/False.
+const ASK_TRUE_TOP: usize = 5;
+
+/// Seed 000's "Question Answering Logit" (§3.1.2): over the five most likely
+/// tokens at each of the first two generated positions, P(True) is the
+/// probability of the single likeliest token that contains "true"
+/// (case-insensitive), and likewise P(False). Returns P(True) and the
+/// normalised P(True) / (P(True) + P(False)). Where neither word appears,
+/// both are 0: the model gave no sign that the answer is right, and the item
+/// keeps its place in every table.
+pub fn p_true(tokens: &[Token]) -> (f64, f64) {
+    let likeliest = |word: &str| -> f64 {
+        tokens
+            .iter()
+            .take(2)
+            .flat_map(|token| {
+                let mut top: Vec<_> = token.top.iter().collect();
+                top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+                top.into_iter().take(ASK_TRUE_TOP)
+            })
+            .filter(|a| a.token.to_lowercase().contains(word))
+            .map(|a| a.logprob.exp())
+            .fold(0.0, f64::max)
+    };
+    let (t, f) = (likeliest("true"), likeliest("false"));
+    let normalized = if t + f > 0.0 { t / (t + f) } else { 0.0 };
+    (t, normalized)
 }
 
 /// The first 1-4 rating in a reply.
@@ -433,15 +441,38 @@ mod tests {
     }
 
     #[test]
-    fn p_true_reads_the_first_position_that_mentions_it() {
+    fn p_true_takes_the_likeliest_matching_token_over_both_positions() {
+        // Seed 000, §3.1.2: the two positions disagree; the single likeliest
+        // token containing "true" anywhere in the two top-5 lists wins (not
+        // a sum, not the first position that mentions it).
         let tokens = [
-            token(&[(" ", 0.9)]),
-            token(&[(" True", 0.6), ("false", 0.2), ("TRUE", 0.1)]),
+            token(&[(" ", 0.5), (" True", 0.2), ("false", 0.1), ("TRUE", 0.05)]),
+            token(&[(" False", 0.6), ("True", 0.3), ("untrue", 0.04)]),
         ];
-        let (p, n) = p_true(&tokens).unwrap();
-        assert!((p - 0.7).abs() < 1e-12);
-        assert!((n - 0.7 / 0.9).abs() < 1e-12);
-        assert_eq!(p_true(&[token(&[("maybe", 1.0)])]), None);
+        let (p, n) = p_true(&tokens);
+        assert!((p - 0.3).abs() < 1e-12, "{p}");
+        assert!((n - 0.3 / (0.3 + 0.6)).abs() < 1e-12, "{n}");
+    }
+
+    #[test]
+    fn p_true_reads_only_the_top_five_of_the_first_two_positions() {
+        let sixth = token(&[
+            ("a", 0.3),
+            ("b", 0.2),
+            ("c", 0.15),
+            ("d", 0.1),
+            ("e", 0.08),
+            ("true", 0.07),
+        ]);
+        assert_eq!(p_true(&[sixth]), (0.0, 0.0));
+        let third = [
+            token(&[("x", 1.0)]),
+            token(&[("y", 1.0)]),
+            token(&[("True", 1.0)]),
+        ];
+        assert_eq!(p_true(&third), (0.0, 0.0));
+        // Neither word: confidence 0, not a missing value.
+        assert_eq!(p_true(&[token(&[("maybe", 1.0)])]), (0.0, 0.0));
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub(crate) fn method_name(method: Method) -> &'static str {
     match method {
         Method::Platt => "Platt",
         Method::PlattLn => "Platt on ln(p)",
+        Method::PlattP => "Platt on p",
         Method::Temperature => "temperature",
         Method::Isotonic => "isotonic",
         Method::Histogram => "histogram binning",

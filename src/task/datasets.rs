@@ -178,12 +178,13 @@ fn mbpp_problem(
             line: 0,
             reason: format!("task {task_id}: no function call in its first test"),
         })?;
-    // The MBPP paper's prompt: the task, then its tests, so that the model
-    // knows the function's name and signature.
+    // Seed 000 (§3.2) shows the task text and only the first test, which
+    // tells the model the function's name and signature without handing it
+    // the hidden tests the oracle runs.
     let prompt = format!(
         "You are an expert Python programmer, and here is your task: {text} \
-         Your code should pass these tests:\n\n{}\n",
-        tests.join("\n")
+         Your code should pass this test:\n\n{}\n",
+        tests.first().map_or("", String::as_str)
     );
     Ok(Problem {
         id: format!("mbpp/{task_id}"),

@@ -1,7 +1,8 @@
 //! Platt scaling and temperature scaling: a one-feature logistic regression.
 //!
-//! The feature is logit(p) (Platt, temperature) or ln(p) (`platt-ln`, the
-//! wording of seed 000). The fit matches scikit-learn's `LogisticRegression()`
+//! The feature is logit(p) (Platt, temperature; the summarization seed's
+//! `platt_scale.py`), ln(p) (`platt-ln`, the wording of seed 000) or p itself
+//! (`platt-p`, "Open the Oyster"'s Eq. 4, sigmoid(A·p + B)). The fit matches scikit-learn's `LogisticRegression()`
 //! defaults: L2 penalty 1/(2C)·slope² with C = 1, intercept not penalized.
 //!
 //! Why not linfa-logistic: it minimizes with L-BFGS to a gradient tolerance,
@@ -24,14 +25,17 @@ pub enum Feature {
     Logit,
     /// ln(p)
     Ln,
+    /// p itself, unclipped.
+    P,
 }
 
 impl Feature {
     pub fn apply(self, p: f64) -> f64 {
-        let p = p.clamp(CLIP, 1.0 - CLIP);
+        let clipped = p.clamp(CLIP, 1.0 - CLIP);
         match self {
-            Feature::Logit => (p / (1.0 - p)).ln(),
-            Feature::Ln => p.ln(),
+            Feature::Logit => (clipped / (1.0 - clipped)).ln(),
+            Feature::Ln => clipped.ln(),
+            Feature::P => p,
         }
     }
 }
@@ -421,6 +425,14 @@ mod tests {
         let m = fit(Platt::params().feature(Feature::Ln));
         close(m.slope, 0.9031587619317243);
         close(m.intercept, 0.595127980307037);
+    }
+
+    #[test]
+    fn platt_p_matches_logistic_regression_on_p() {
+        // "Open the Oyster", Eq. 4: sigmoid(A·p + B) on the confidence itself.
+        let m = fit(Platt::params().feature(Feature::P));
+        close(m.slope, 1.2268881862499368);
+        close(m.intercept, -0.6704448463472887);
     }
 
     #[test]

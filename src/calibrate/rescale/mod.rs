@@ -23,6 +23,8 @@ pub enum Method {
     Platt,
     /// Logistic regression on ln(p), as worded in seed 000.
     PlattLn,
+    /// Logistic regression on p itself, "Open the Oyster"'s Eq. 4.
+    PlattP,
     /// Slope on logit(p) only, no intercept.
     Temperature,
     /// Pool-adjacent-violators isotonic regression.
@@ -67,6 +69,7 @@ impl RescalerParams {
         match method {
             Method::Platt => logistic(Platt::params()),
             Method::PlattLn => logistic(Platt::params().feature(Feature::Ln)),
+            Method::PlattP => logistic(Platt::params().feature(Feature::P)),
             Method::Temperature => logistic(Platt::temperature()),
             Method::Isotonic => Ok(Some(RescalerParams::Isotonic(Isotonic::params()))),
             Method::Histogram => Ok(Some(RescalerParams::Histogram(

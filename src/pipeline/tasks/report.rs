@@ -1,13 +1,21 @@
 //! The last stage of a task run: calibrate every model x confidence measure
 //! against the oracle's verdicts and write the sibling seeds' tables.
 //!
-//! Seed 000 ("Quality and Trust in LLM-generated Code"): Table 5, raw
-//! Brier / skill score / ECE per measure with the unskilled predictor (the
-//! success rate itself) as the first row; Table 6, the same after Platt
-//! scaling with k-fold cross-validation, ECE left out where the rescaled
-//! skill score is below 0.05; Table 8, AUC per measure. "Open the Oyster":
-//! its unbinned ECE, Brier and Performance Score, raw and rescaled. Every
-//! number carries its bootstrap interval.
+//! Seed 000 ("Calibration and Correctness of Language Models for Code"):
+//! Table 5, raw Brier / skill score / ECE per measure with the unskilled
+//! predictor (the success rate itself) as each model's last row; Table 6,
+//! the same after Platt scaling with k-fold cross-validation, ECE left out
+//! where the rescaled skill score is below 0.05; Table 8, AUC per measure,
+//! the unskilled row 0.5. Line completion is judged by exact match, so its
+//! Tables 5 and 6 are seed 000's Table 7 notion and are titled so. "Open the
+//! Oyster": its Eq. 5 ECE, Brier and Performance Score (Eqs. 7-8), raw and
+//! rescaled with its Eq. 4 (Platt on p itself, `platt-p`). Every number
+//! carries its bootstrap interval.
+//!
+//! Every measure of a model covers the same items: an item with no value
+//! for a measure (no answer tokens, no reply to parse) counts with
+//! confidence 0 and is counted in Table 8, as are the items sitting at
+//! exactly 0 or 1, where a logit-space fit is driven by clipping.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,6 +48,18 @@ struct Cell {
     model: String,
     measure: String,
     report: CalibrationReport,
+    /// The same items rescaled with "Open the Oyster"'s Eq. 4.
+    oyster: CalibrationReport,
+    /// Items with no value for the measure, counted at confidence 0.
+    missing: usize,
+    /// Items whose confidence is exactly 0 or 1.
+    extremes: usize,
+}
+
+/// One model x measure's confidences and outcomes, every item included.
+struct Column {
+    data: CalibrationData,
+    missing: usize,
 }
 
 pub(crate) fn calibrate_and_report(
@@ -74,30 +94,10 @@ pub(crate) fn calibrate_and_report(
         let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         outcomes.push(outcome_row(label, &verdicts));
         for measure in &measures {
-            let mut data = CalibrationData {
-                confidence: Vec::new(),
-                correct: Vec::new(),
-                groups: Some(Vec::new()),
-                target: None,
-            };
-            for (generation, verdict) in generations.iter().zip(&verdicts) {
-                let answer_length = text_field(verdict, "answer").chars().count();
-                let Some(confidence) = confidence_of(generation, measure, baseline, answer_length)
-                else {
-                    continue;
-                };
-                data.confidence.push(confidence);
-                data.correct
-                    .push(verdict["correct"].as_bool().unwrap_or(false));
-                if let Some(groups) = data.groups.as_mut() {
-                    groups.push(text_field(generation, "id"));
-                }
-            }
-            if data.confidence.is_empty() {
-                notes.push(format!("{label} {measure}: no generation has this measure"));
-                continue;
-            }
-            let report = calibrate_or_raw(&data, &options, &mut notes, label, measure)?;
+            let column = measure_column(&generations, &verdicts, measure, baseline);
+            let data = &column.data;
+            let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
+            let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
             let out = dir
                 .join("calibration")
                 .join(format!("{dataset:?}").to_lowercase())
@@ -107,11 +107,73 @@ pub(crate) fn calibrate_and_report(
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
+                extremes: data
+                    .confidence
+                    .iter()
+                    .filter(|&&p| p == 0.0 || p == 1.0)
+                    .count(),
+                missing: column.missing,
                 report,
+                oyster,
             });
         }
     }
     write_report(config, dataset, dir, &cells, outcomes, &notes)
+}
+
+/// Every item's confidence under `measure` and its verdict; a missing value
+/// counts as 0.
+fn measure_column(
+    generations: &[Value],
+    verdicts: &[Value],
+    measure: &str,
+    baseline: Option<LengthBaseline>,
+) -> Column {
+    let mut data = CalibrationData {
+        confidence: Vec::new(),
+        correct: Vec::new(),
+        groups: Some(Vec::new()),
+        target: None,
+    };
+    let mut missing = 0;
+    for (generation, verdict) in generations.iter().zip(verdicts) {
+        let answer_length = text_field(verdict, "answer").chars().count();
+        let confidence = confidence_of(generation, measure, baseline, answer_length);
+        missing += usize::from(confidence.is_none());
+        data.confidence.push(confidence.unwrap_or(0.0));
+        data.correct
+            .push(verdict["correct"].as_bool().unwrap_or(false));
+        if let Some(groups) = data.groups.as_mut() {
+            groups.push(text_field(generation, "id"));
+        }
+    }
+    Column { data, missing }
+}
+
+/// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p), reusing
+/// the run's own calibration where that already is `platt-p`.
+fn oyster_calibration(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    report: &CalibrationReport,
+    notes: &mut Vec<String>,
+    label: &str,
+    measure: &str,
+) -> Result<CalibrationReport, PipelineError> {
+    if options.method == Method::PlattP {
+        return Ok(report.clone());
+    }
+    let platt_p = CalibrateOptions {
+        method: Method::PlattP,
+        ..options.clone()
+    };
+    calibrate_or_raw(
+        data,
+        &platt_p,
+        notes,
+        label,
+        &format!("{measure} (platt-p)"),
+    )
 }
 
 /// The confidence a generation row holds for `measure`, or the length
@@ -200,6 +262,31 @@ fn oyster_columns(evaluation: &Evaluation) -> Vec<String> {
     ]
 }
 
+/// Each model's rows of a table, closed by its unskilled row as in seed
+/// 000's tables.
+fn per_model(
+    cells: &[Cell],
+    row: impl Fn(&Cell) -> Option<Vec<String>>,
+    unskilled: impl Fn(&Cell) -> Vec<String>,
+) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        rows.extend(row(c));
+        if cells.get(i + 1).is_none_or(|next| next.model != c.model) {
+            let mut last = vec![c.model.clone(), "unskilled".into()];
+            last.extend(unskilled(c));
+            rows.push(last);
+        }
+    }
+    rows
+}
+
+fn keyed(c: &Cell, columns: Vec<String>) -> Vec<String> {
+    let mut row = vec![c.model.clone(), c.measure.clone()];
+    row.extend(columns);
+    row
+}
+
 fn write_report(
     config: &RunConfig,
     dataset: Dataset,
@@ -210,55 +297,55 @@ fn write_report(
 ) -> Result<(), PipelineError> {
     let key = ["model", "measure"];
     let seed_header = ["Brier", "skill score", "ECE"];
-    let mut five = Vec::new();
-    let mut previous_model = None;
-    for c in cells {
-        // Each model's block opens with the unskilled predictor: its
-        // success rate, whose Brier score is the reference of the skill score.
-        if previous_model != Some(&c.model) {
+    // The unskilled predictor's Brier score is the skill score's reference,
+    // p(1 - p); its skill score is 0 and its ECE 0 by construction.
+    let unskilled_brier = |c: &Cell| {
+        let raw = &c.report.raw;
+        with_ci(Some(raw.metrics.brier_ref), raw, "brier_ref")
+    };
+    let five = per_model(
+        cells,
+        |c| Some(keyed(c, seed_columns(&c.report.raw, false))),
+        |c| vec![unskilled_brier(c), "0".into(), "0".into()],
+    );
+    let six = per_model(
+        cells,
+        |c| Some(keyed(c, seed_columns(c.report.rescaled.as_ref()?, true))),
+        |c| vec![unskilled_brier(c), "0".into(), "-".into()],
+    );
+    let eight = per_model(
+        cells,
+        |c| {
             let raw = &c.report.raw;
-            five.push(vec![
-                c.model.clone(),
-                "unskilled".into(),
-                with_ci(Some(raw.metrics.brier_ref), raw, "brier_ref"),
-                "0".into(),
-                "0".into(),
-            ]);
-            previous_model = Some(&c.model);
-        }
-        let mut row = vec![c.model.clone(), c.measure.clone()];
-        row.extend(seed_columns(&c.report.raw, false));
-        five.push(row);
-    }
-    let six = cells
-        .iter()
-        .filter_map(|c| {
-            let rescaled = c.report.rescaled.as_ref()?;
-            let mut row = vec![c.model.clone(), c.measure.clone()];
-            row.extend(seed_columns(rescaled, true));
-            Some(row)
-        })
-        .collect();
-    let eight = cells
-        .iter()
-        .map(|c| {
+            Some(keyed(
+                c,
+                vec![
+                    raw.metrics.n.to_string(),
+                    with_ci(Some(raw.metrics.base_rate), raw, "base_rate"),
+                    c.missing.to_string(),
+                    c.extremes.to_string(),
+                    with_ci(raw.metrics.auroc, raw, "auroc"),
+                ],
+            ))
+        },
+        |c| {
             let raw = &c.report.raw;
             vec![
-                c.model.clone(),
-                c.measure.clone(),
                 raw.metrics.n.to_string(),
                 with_ci(Some(raw.metrics.base_rate), raw, "base_rate"),
-                with_ci(raw.metrics.auroc, raw, "auroc"),
+                "0".into(),
+                "0".into(),
+                "0.5".into(),
             ]
-        })
-        .collect();
+        },
+    );
     let mut oyster = Vec::new();
     for c in cells {
         let mut raw = vec![c.model.clone(), c.measure.clone(), "raw".into()];
-        raw.extend(oyster_columns(&c.report.raw));
+        raw.extend(oyster_columns(&c.oyster.raw));
         oyster.push(raw);
-        if let Some(rescaled) = &c.report.rescaled {
-            let mut row = vec![c.model.clone(), c.measure.clone(), "rescaled".into()];
+        if let Some(rescaled) = &c.oyster.rescaled {
+            let mut row = vec![c.model.clone(), c.measure.clone(), "platt-p".into()];
             row.extend(oyster_columns(rescaled));
             oyster.push(row);
         }
@@ -268,6 +355,12 @@ fn write_report(
         "{}-fold {}",
         config.calibration.folds, config.calibration.cv
     );
+    // Line completion is judged by exact match: seed 000's Table 7 notion,
+    // not the test-based Tables 5 and 6.
+    let notion = match dataset {
+        Dataset::LineCompletion => " (exact match, the notion of seed 000's Table 7)",
+        _ => "",
+    };
     let tables = [
         Named {
             file: "outcomes",
@@ -277,30 +370,37 @@ fn write_report(
         },
         Named {
             file: "table5",
-            title: "Table 5 (seed 000): raw calibration".into(),
+            title: format!("Table 5 (seed 000): raw calibration{notion}"),
             header: header(&key, &seed_header),
             rows: five,
         },
         Named {
             file: "table6",
             title: format!(
-                "Table 6 (seed 000): {method}-rescaled calibration, {folds} cross-validation \
-                 (ECE left out where the skill score is below {SKILL_FOR_ECE})"
+                "Table 6 (seed 000): {method}-rescaled calibration{notion}, {folds} \
+                 cross-validation (ECE left out where the skill score is below {SKILL_FOR_ECE})"
             ),
             header: header(&key, &seed_header),
             rows: six,
         },
         Named {
             file: "table8",
-            title: "Table 8 (seed 000): AUC of each measure".into(),
-            header: header(&key, &["n", "success rate", "AUC"]),
+            title: format!(
+                "Table 8 (seed 000): AUC of each measure{notion}; items with no value count \
+                 at confidence 0, and items at exactly 0 or 1 are where a logit-space fit \
+                 is driven by clipping"
+            ),
+            header: header(
+                &key,
+                &["n", "success rate", "no value (as 0)", "at 0 or 1", "AUC"],
+            ),
             rows: eight,
         },
         Named {
             file: "oyster",
-            title: format!(
-                "Open the Oyster: unbinned ECE, Brier and Performance Score, raw and {method}-rescaled"
-            ),
+            title: "Open the Oyster: ECE (Eq. 5), Brier and Performance Score (Eqs. 7-8), \
+                    raw and rescaled with Platt on p (Eq. 4)"
+                .into(),
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
         },
