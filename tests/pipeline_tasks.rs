@@ -116,6 +116,23 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
         );
     }
     assert_eq!(generations.len(), 60);
+    // Each verdict records the tokens its answer spans (seed 000 measures
+    // the answer, not the `[ANSWER]` wrapper), and they spell the answer.
+    for (generation, verdict) in generations.iter().zip(&verdicts) {
+        let span = verdict["answer_tokens"].as_array().expect("a token span");
+        let (start, end) = (
+            span[0].as_u64().unwrap() as usize,
+            span[1].as_u64().unwrap() as usize,
+        );
+        let spelled: String = generation["tokens"].as_array().unwrap()[start..end]
+            .iter()
+            .map(|t| t["token"].as_str().unwrap())
+            .collect();
+        assert!(
+            spelled.contains(verdict["answer"].as_str().unwrap()),
+            "{spelled:?} {verdict}"
+        );
+    }
 
     // Seed 000's layout: each model's measures, then its unskilled row.
     let five = common::csv_rows(&run.join("tables/table5.csv"));

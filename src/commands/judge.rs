@@ -101,7 +101,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
             .entry(serde_json::to_string(&verdict.reason)?)
             .or_default() += 1;
     }
-    let lines = task::verdicts_jsonl(&pairs, &verdicts);
+    let lines = task::verdicts_jsonl(&pairs, &verdicts, &[]);
     codecal::artifact::write_atomic(&args.out, lines.as_bytes())?;
     let correct = verdicts.iter().filter(|v| v.correct).count();
     println!("correct: {correct}/{}", verdicts.len());

@@ -58,6 +58,27 @@ pub fn mean_topk_entropy(tokens: &[Token]) -> Option<f64> {
     }))
 }
 
+/// The tokens whose text overlaps `bytes` of the reply they spell, as an
+/// index range. An empty byte range gives an empty token range.
+pub fn token_range(tokens: &[Token], bytes: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let mut start = None;
+    let mut end = 0;
+    let mut offset = 0;
+    for (i, token) in tokens.iter().enumerate() {
+        let (from, to) = (offset, offset + token.token.len());
+        offset = to;
+        if bytes.is_empty() || to <= bytes.start || from >= bytes.end {
+            continue;
+        }
+        start.get_or_insert(i);
+        end = i + 1;
+    }
+    match start {
+        Some(start) => start..end,
+        None => 0..0,
+    }
+}
+
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     (n > 0).then(|| sum / n as f64)
@@ -92,6 +113,25 @@ fn named(tokens: &[Token], suffix: &str) -> Vec<(String, Option<f64>)> {
 mod tests {
     use super::*;
     use crate::generate::Alternative;
+
+    #[test]
+    fn token_range_covers_the_tokens_that_spell_the_span() {
+        let texts = ["Sure", ":\n```", "py\n", "x = ", "1", "\n```"];
+        let tokens: Vec<Token> = texts
+            .iter()
+            .map(|t| Token {
+                token: (*t).into(),
+                logprob: -0.1,
+                top: Vec::new(),
+            })
+            .collect();
+        let reply: String = texts.concat();
+        let at = reply.find("x = 1").unwrap();
+        assert_eq!(token_range(&tokens, at..at + 5), 3..5);
+        // A span that starts inside a token takes the whole token.
+        assert_eq!(token_range(&tokens, at + 1..at + 5), 3..5);
+        assert_eq!(token_range(&tokens, at..at), 0..0);
+    }
 
     fn token(p: f64, top: &[f64]) -> Token {
         Token {

@@ -3,42 +3,102 @@
 //! Models wrap answers in Markdown fences, repeat the assertion they were
 //! asked to complete, or run on past the answer; these rules undo that in
 //! the ways the seed papers' scripts did. They never invent an answer: what
-//! is not there stays missing, and the oracle judges it wrong.
+//! is not there stays missing, and the oracle judges it wrong. Every answer
+//! is a slice of the raw text, so [`span`] can say where it lies, and the
+//! token measures can cover the answer's tokens and not the chat around it.
+
+use std::ops::Range;
 
 use super::TaskKind;
 
+/// Seed 000 (§3.2) samples at most 500 tokens; its token measures cover no more.
+pub const MAX_ANSWER_TOKENS: usize = 500;
+
 /// The answer inside `raw` for a task of `kind`.
 pub fn extract(kind: TaskKind, raw: &str) -> String {
-    match kind {
-        TaskKind::Summarize => first_nonblank_line(raw).trim().to_string(),
+    raw[span(kind, raw)].to_string()
+}
+
+/// Where in `raw` (bytes) the answer [`extract`] returns lies.
+pub fn span(kind: TaskKind, raw: &str) -> Range<usize> {
+    let answer = match kind {
+        TaskKind::Summarize => first_nonblank_line(raw).trim(),
         TaskKind::Synthesis => unfence(raw),
-        TaskKind::LineCompletion => first_nonblank_line(&unfence(raw)).to_string(),
+        TaskKind::LineCompletion => first_nonblank_line(unfence(raw)),
         TaskKind::CruxevalOutput => cruxeval_answer(raw, Side::Right),
         TaskKind::CruxevalInput => cruxeval_answer(raw, Side::Left),
+    };
+    within(raw, answer)
+}
+
+/// The part of `raw` whose tokens the confidence measures cover: the answer,
+/// and for synthesis only up to the end of its first function block (seed
+/// 000 stops there).
+pub fn measured_span(kind: TaskKind, raw: &str) -> Range<usize> {
+    let answer = span(kind, raw);
+    match kind {
+        TaskKind::Synthesis => {
+            let block = function_block(&raw[answer.clone()]);
+            answer.start..answer.start + block.len()
+        }
+        _ => answer,
     }
+}
+
+/// The byte range of `part`, a slice of `whole`, within `whole`.
+fn within(whole: &str, part: &str) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+    let start = start.min(whole.len());
+    start..(start + part.len()).min(whole.len())
+}
+
+/// The empty slice at the end of `text`, so that "no answer" still lies in it.
+fn end_of(text: &str) -> &str {
+    &text[text.len()..]
 }
 
 fn first_nonblank_line(text: &str) -> &str {
     text.lines()
         .find(|line| !line.trim().is_empty())
-        .unwrap_or("")
+        .unwrap_or(end_of(text))
+}
+
+/// Code up to the end of its first function block: the block ends at the
+/// first non-blank line at column 0 after an indented body line, so that
+/// imports and decorators before it stay and a test or second function
+/// after it goes.
+fn function_block(code: &str) -> &str {
+    let mut body_seen = false;
+    let mut end = 0;
+    for line in code.split_inclusive('\n') {
+        let blank = line.trim().is_empty();
+        let indented = line.starts_with([' ', '\t']);
+        if !blank && !indented && body_seen {
+            break;
+        }
+        body_seen |= !blank && indented;
+        end += line.len();
+    }
+    &code[..end]
 }
 
 /// The code inside the first Markdown fence, or the whole text without one.
 /// A lone fence closes code that began the reply, or opens code that runs
 /// to its end.
-fn unfence(raw: &str) -> String {
+fn unfence(raw: &str) -> &str {
     let Some(open) = raw.find("```") else {
-        return raw.to_string();
+        return raw;
     };
     let before = &raw[..open];
     let after_open = &raw[open + 3..];
     // Skip the fence's language tag line.
-    let body = after_open.split_once('\n').map_or("", |(_, body)| body);
+    let body = after_open
+        .split_once('\n')
+        .map_or(end_of(after_open), |(_, body)| body);
     match body.find("```") {
-        Some(close) => body[..close].to_string(),
-        None if !before.trim().is_empty() => before.to_string(),
-        None => body.to_string(),
+        Some(close) => &body[..close],
+        None if !before.trim().is_empty() => before,
+        None => body,
     }
 }
 
@@ -53,7 +113,7 @@ enum Side {
 /// `[/ANSWER]` where those markers appear, possibly as a whole assertion
 /// `assert f(x) == y`, of which the wanted side is kept. A reply that
 /// restates the code keeps only its last assertion line.
-fn cruxeval_answer(raw: &str, side: Side) -> String {
+fn cruxeval_answer(raw: &str, side: Side) -> &str {
     let mut answer = raw;
     if let Some((_, after)) = answer.split_once("[ANSWER]") {
         answer = after;
@@ -61,8 +121,7 @@ fn cruxeval_answer(raw: &str, side: Side) -> String {
     if let Some((before, _)) = answer.split_once("[/ANSWER]") {
         answer = before;
     }
-    let unfenced = unfence(answer);
-    let answer = unfenced.trim();
+    let answer = unfence(answer).trim();
     let answer = answer
         .lines()
         .rev()
@@ -71,9 +130,9 @@ fn cruxeval_answer(raw: &str, side: Side) -> String {
         .trim();
     let answer = answer.strip_prefix("assert ").unwrap_or(answer);
     match (answer.split_once(" == "), side) {
-        (Some((left, _)), Side::Left) => left.trim().to_string(),
-        (Some((_, right)), Side::Right) => right.trim().to_string(),
-        (None, _) => answer.to_string(),
+        (Some((left, _)), Side::Left) => left.trim(),
+        (Some((_, right)), Side::Right) => right.trim(),
+        (None, _) => answer,
     }
 }
 
@@ -110,5 +169,22 @@ mod tests {
             extract(TaskKind::LineCompletion, "\n  x = 1\ny = 2"),
             "  x = 1"
         );
+    }
+
+    #[test]
+    fn an_answer_is_a_span_of_the_reply_and_measures_cover_only_it() {
+        // Seed 000 (§3.2): prose, fences and a trailing test are not the answer.
+        let raw = "Sure! Here it is:\n```python\ndef f(x):\n    return x\n\nassert f(1) == 1\n```\nHope it helps.";
+        let answer = span(TaskKind::Synthesis, raw);
+        assert_eq!(
+            &raw[answer.clone()],
+            "def f(x):\n    return x\n\nassert f(1) == 1\n"
+        );
+        let measured = measured_span(TaskKind::Synthesis, raw);
+        assert_eq!(&raw[measured], "def f(x):\n    return x\n\n");
+        let crux = "[ANSWER]assert f(3) == [1, 2][/ANSWER]";
+        assert_eq!(&crux[span(TaskKind::CruxevalOutput, crux)], "[1, 2]");
+        let empty = "   \n";
+        assert_eq!(span(TaskKind::LineCompletion, empty), 4..4);
     }
 }

@@ -260,17 +260,26 @@ struct VerdictLine<'a> {
     answer: &'a str,
     #[serde(flatten)]
     verdict: &'a Verdict,
+    /// The generated tokens [start, end) the confidence measures cover, where
+    /// the answer came with tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer_tokens: Option<[usize; 2]>,
 }
 
 /// Judged answers as JSON lines (`id`, `answer`, `correct`, `reason`,
 /// `detail`), in the answers' order: what `codecal judge` and a task run write.
-pub fn verdicts_jsonl(pairs: &[(&Problem, String)], verdicts: &[Verdict]) -> String {
+pub fn verdicts_jsonl(
+    pairs: &[(&Problem, String)],
+    verdicts: &[Verdict],
+    answer_tokens: &[Option<[usize; 2]>],
+) -> String {
     let mut lines = String::new();
-    for ((problem, answer), verdict) in pairs.iter().zip(verdicts) {
+    for (i, ((problem, answer), verdict)) in pairs.iter().zip(verdicts).enumerate() {
         let line = VerdictLine {
             id: &problem.id,
             answer,
             verdict,
+            answer_tokens: answer_tokens.get(i).copied().flatten(),
         };
         lines += &serde_json::to_string(&line).unwrap_or_default();
         lines.push('\n');

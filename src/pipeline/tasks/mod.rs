@@ -18,7 +18,9 @@ use super::config::RunConfig;
 use super::generation::{backend_label, generations};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
+use crate::confidence::token_range;
 use crate::corpus::mine::python_stdlib;
+use crate::generate::Token;
 use crate::models::ModelHome;
 use crate::prompt::PromptStyle;
 use crate::sandbox::Limits;
@@ -139,6 +141,17 @@ pub(crate) fn read_problems(path: &Path) -> Result<Vec<Problem>, PipelineError> 
         .collect()
 }
 
+/// The tokens of a generation row that spell its answer (seed 000 measures
+/// the answer, not the chat around it), at most 500; `None` when the row
+/// has no tokens.
+fn answer_tokens(dataset: Dataset, row: &serde_json::Value, text: &str) -> Option<[usize; 2]> {
+    let tokens: Vec<Token> = serde_json::from_value(row.get("tokens")?.clone()).ok()?;
+    let bytes = answer::measured_span(dataset.task(), text);
+    let range = token_range(&tokens, bytes);
+    let end = range.end.min(range.start + answer::MAX_ANSWER_TOKENS);
+    Some([range.start, end])
+}
+
 /// Judges each generation of one backend against its problem, sandboxed.
 fn verdicts(
     config: &RunConfig,
@@ -168,15 +181,15 @@ fn verdicts(
                 problems.iter().map(|p| (p.id.as_str(), p)).collect();
             let rows = read_jsonl(&dir.join(&generations))?;
             let mut pairs = Vec::with_capacity(rows.len());
+            let mut spans = Vec::with_capacity(rows.len());
             for row in &rows {
                 let id = text_field(row, "id");
                 let problem = *by_id
                     .get(id.as_str())
                     .ok_or_else(|| failed("judge", format!("{generations}: no problem `{id}`")))?;
-                pairs.push((
-                    problem,
-                    answer::extract(dataset.task(), &text_field(row, "text")),
-                ));
+                let text = text_field(row, "text");
+                pairs.push((problem, answer::extract(dataset.task(), &text)));
+                spans.push(answer_tokens(dataset, row, &text));
             }
             let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
             let isolation =
@@ -187,7 +200,7 @@ fn verdicts(
                 pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
             let verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
                 .map_err(|e| failed("judge", e))?;
-            let lines = task::verdicts_jsonl(&pairs, &verdicts);
+            let lines = task::verdicts_jsonl(&pairs, &verdicts, &spans);
             create_dir(&dir.join("verdicts"))?;
             write_atomic(&dir.join(&output), lines.as_bytes())?;
             Ok(())

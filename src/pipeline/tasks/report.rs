@@ -28,6 +28,8 @@ use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
 use crate::confidence::length::LengthBaseline;
+use crate::confidence::token_measures;
+use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::calibrate_options;
@@ -94,7 +96,8 @@ pub(crate) fn calibrate_and_report(
         let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         outcomes.push(outcome_row(label, &verdicts));
         for measure in &measures {
-            let column = measure_column(&generations, &verdicts, measure, baseline);
+            let first_k = config.generation.first_k;
+            let column = measure_column(&generations, &verdicts, measure, baseline, first_k);
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
@@ -128,6 +131,7 @@ fn measure_column(
     verdicts: &[Value],
     measure: &str,
     baseline: Option<LengthBaseline>,
+    first_k: Option<usize>,
 ) -> Column {
     let mut data = CalibrationData {
         confidence: Vec::new(),
@@ -138,7 +142,8 @@ fn measure_column(
     let mut missing = 0;
     for (generation, verdict) in generations.iter().zip(verdicts) {
         let answer_length = text_field(verdict, "answer").chars().count();
-        let confidence = confidence_of(generation, measure, baseline, answer_length);
+        let confidence = answer_token_measure(generation, verdict, measure, first_k)
+            .unwrap_or_else(|| confidence_of(generation, measure, baseline, answer_length));
         missing += usize::from(confidence.is_none());
         data.confidence.push(confidence.unwrap_or(0.0));
         data.correct
@@ -174,6 +179,29 @@ fn oyster_calibration(
         label,
         &format!("{measure} (platt-p)"),
     )
+}
+
+/// A token measure over the tokens of the answer the verdict judged (its
+/// `answer_tokens`), not over the whole reply; `None` when `measure` is not
+/// a token measure or the verdict records no span. An answer with no tokens
+/// of its own (an empty answer) is measured over the whole reply, so the
+/// item keeps a value.
+fn answer_token_measure(
+    generation: &Value,
+    verdict: &Value,
+    measure: &str,
+    first_k: Option<usize>,
+) -> Option<Option<f64>> {
+    let [start, end]: [usize; 2] =
+        serde_json::from_value(verdict.get("answer_tokens")?.clone()).ok()?;
+    let tokens: Vec<Token> = serde_json::from_value(generation.get("tokens")?.clone()).ok()?;
+    let span = tokens
+        .get(start..end)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(&tokens);
+    let measures = token_measures(span, first_k);
+    let (_, value) = measures.into_iter().find(|(name, _)| name == measure)?;
+    Some(value)
 }
 
 /// The confidence a generation row holds for `measure`, or the length
