@@ -141,6 +141,7 @@ fn params(args: &GenerateArgs) -> Params {
         },
         top_logprobs: args.top_logprobs,
         seed: args.seed,
+        stop_after_text: false,
     }
 }
 

@@ -31,6 +31,42 @@ pub struct Params {
     pub top_logprobs: usize,
     /// Sampling seed, used when the temperature is above 0.
     pub seed: u64,
+    /// A stop string counts only after the reply's first non-blank text that
+    /// is not a code-fence line, so a chat model's leading newline or fence
+    /// does not end the answer before it starts (line completion). Left out
+    /// of the request key when false, so older caches stay valid.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_after_text: bool,
+}
+
+/// Where the answer in `text` ends: the first occurrence of a stop string,
+/// and with `after_text`, the first one after the reply's first non-blank
+/// text outside a fence line. `None` while no stop applies.
+pub fn stop_at(text: &str, stops: &[String], after_text: bool) -> Option<usize> {
+    let from = if after_text { content_start(text)? } else { 0 };
+    stops
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| text[from..].find(s.as_str()))
+        .min()
+        .map(|at| from + at)
+}
+
+/// The byte offset of the first non-blank character on a line that is not a
+/// Markdown fence (```` ``` ```` with or without a language tag).
+fn content_start(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let fence = trimmed.starts_with("```");
+        // A line still being written may yet become a fence.
+        let partial_fence = !line.ends_with('\n') && "```".starts_with(trimmed.trim_end());
+        if !trimmed.trim().is_empty() && !fence && !partial_fence {
+            return Some(offset + (line.len() - trimmed.len()));
+        }
+        offset += line.len();
+    }
+    None
 }
 
 impl Default for Params {
@@ -41,6 +77,7 @@ impl Default for Params {
             stop: vec!["\n".to_owned()],
             top_logprobs: 5,
             seed: 0,
+            stop_after_text: false,
         }
     }
 }
@@ -112,5 +149,27 @@ pub trait Backend: Send + Sync {
     /// How many prompts may be in flight at once.
     fn concurrency(&self) -> usize {
         1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stop_at;
+
+    #[test]
+    fn a_stop_waits_for_text_after_a_leading_blank_line_or_fence() {
+        let newline = ["\n".to_owned()];
+        // Plain rule: the first newline ends it, even before any text.
+        assert_eq!(stop_at("\nx = 1\n", &newline, false), Some(0));
+        // Line completion: leading blank lines and a fence do not count.
+        assert_eq!(stop_at("\n\nx = 1\ny", &newline, true), Some(7));
+        assert_eq!(
+            stop_at("```python\n    x = 1\n```", &newline, true),
+            Some(19)
+        );
+        assert_eq!(stop_at("x = 1", &newline, true), None);
+        assert_eq!(stop_at("\n  \n", &newline, true), None);
+        // A fence still being written is not text yet.
+        assert_eq!(stop_at("\n``", &newline, true), None);
     }
 }

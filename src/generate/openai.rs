@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token};
+use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
 use crate::prompt::Prompt;
 
 /// How to reach the server.
@@ -204,7 +204,9 @@ impl Backend for OpenAiBackend {
             match self.attempt(&url, &body) {
                 Attempt::Done(result) => {
                     let value = (*result)?;
-                    return parse_response(&url, prompt, &value, self.config.require_logprobs);
+                    let generation =
+                        parse_response(&url, prompt, &value, self.config.require_logprobs)?;
+                    return Ok(cut_at_stop(generation, params));
                 }
                 Attempt::Retry(reason, retry_after) => {
                     last = reason;
@@ -225,6 +227,27 @@ impl Backend for OpenAiBackend {
     }
 }
 
+/// With `stop_after_text`, the server was sent no stop strings: the reply is
+/// cut here where the rule says, with the tokens that begin after the cut.
+fn cut_at_stop(mut generation: Generation, params: &Params) -> Generation {
+    if !params.stop_after_text {
+        return generation;
+    }
+    let Some(cut) = stop_at(&generation.text, &params.stop, true) else {
+        return generation;
+    };
+    generation.text.truncate(cut);
+    let mut offset = 0;
+    generation.tokens.retain(|token| {
+        let starts_before = offset < cut;
+        offset += token.token.len();
+        starts_before
+    });
+    generation.completion_tokens = Some(generation.tokens.len());
+    generation.finish_reason = Some("stop".to_owned());
+    generation
+}
+
 /// The JSON request for `prompt`.
 pub fn request_body(model: &str, prompt: &Prompt, params: &Params) -> Value {
     let mut body = json!({
@@ -233,7 +256,9 @@ pub fn request_body(model: &str, prompt: &Prompt, params: &Params) -> Value {
         "temperature": params.temperature,
         "seed": params.seed,
     });
-    if !params.stop.is_empty() {
+    // A server stops at the first occurrence of a stop string; the rule that
+    // waits for text first is applied here, on the reply (`cut_at_stop`).
+    if !params.stop.is_empty() && !params.stop_after_text {
         body["stop"] = json!(params.stop);
     }
     match prompt {

@@ -42,7 +42,8 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
 /// is unset, the task's default.
 pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineError> {
     let g = &config.generation;
-    let (max_tokens, stop) = match config.task()? {
+    let task = config.task()?;
+    let (max_tokens, stop) = match task {
         TaskKind::Summarize => {
             let params = Params::default();
             (params.max_tokens, params.stop)
@@ -55,6 +56,9 @@ pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineEr
         stop: g.stop.clone().unwrap_or(stop),
         top_logprobs: g.top_logprobs,
         seed: g.seed,
+        // A completed line starts after any blank line or fence a chat model
+        // opens with, and ends at the newline after it.
+        stop_after_text: task == TaskKind::LineCompletion,
     })
 }
 

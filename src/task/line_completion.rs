@@ -1,8 +1,10 @@
 //! Line completion on mined code, seed 000's DyPyBench protocol on code
 //! anyone can mine: for each Python function, one non-blank, non-comment
 //! line of its body, drawn with a seed, is the target; the prompt is
-//! everything before it, signature and docstring included; an answer is
-//! correct when its first line equals the target once trimmed.
+//! everything before it, signature and docstring included, and then the
+//! target line's indentation, so that a model continues at the line's first
+//! character; an answer is correct when its first line equals the target
+//! once trimmed (exact match, seed 000's Table 7 notion).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -32,7 +34,10 @@ fn problem(function: &FunctionSource, rng: &mut ChaCha8Rng) -> Option<Problem> {
         return None;
     }
     let at = candidates[rng.random_range(0..candidates.len())];
-    let prompt: String = lines[..at].iter().map(|line| format!("{line}\n")).collect();
+    let target = lines[at];
+    let indentation = &target[..target.len() - target.trim_start().len()];
+    let mut prompt: String = lines[..at].iter().map(|line| format!("{line}\n")).collect();
+    prompt += indentation;
     Some(Problem {
         id: function.id.clone(),
         prompt,
@@ -67,8 +72,16 @@ mod tests {
             let problem = &problems(&functions, seed)[0];
             assert!(text.starts_with(&problem.prompt));
             assert!(problem.prompt.contains("\"\"\"Doc.\"\"\""));
+            // The prompt ends with the target's indentation: the model
+            // continues at the line's first character.
+            assert!(problem.prompt.ends_with("\n    "), "{:?}", problem.prompt);
             let next = &text[problem.prompt.len()..];
-            assert!(next.starts_with(&problem.reference_answer));
+            assert!(
+                problem
+                    .reference_answer
+                    .ends_with(next.lines().next().unwrap())
+            );
+            assert!(!next.starts_with(' '));
             targets.insert(problem.reference_answer.trim().to_string());
         }
         let expected: std::collections::BTreeSet<String> =

@@ -23,7 +23,7 @@ use tokenizers::Tokenizer;
 use llama::Llama;
 pub use llama::{Logits, Weights};
 
-use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token};
+use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
 use crate::prompt::Prompt;
 
 /// Prefill runs in chunks of this many tokens, bounding the attention matrix.
@@ -157,7 +157,7 @@ impl LocalBackend {
                     .collect(),
             });
             let text = self.decode(&generated_ids)?;
-            if params.stop.iter().any(|s| text.contains(s.as_str())) {
+            if stop_at(&text, &params.stop, params.stop_after_text).is_some() {
                 finish = "stop";
                 break;
             }
@@ -165,12 +165,7 @@ impl LocalBackend {
             logits = last_row(model.forward(&[id], position, Logits::Last))?;
         }
         let mut text = self.decode(&generated_ids)?;
-        if let Some(cut) = params
-            .stop
-            .iter()
-            .filter_map(|s| text.find(s.as_str()))
-            .min()
-        {
+        if let Some(cut) = stop_at(&text, &params.stop, params.stop_after_text) {
             // The token that completed a stop string is not part of the answer.
             text.truncate(cut);
             tokens.pop();

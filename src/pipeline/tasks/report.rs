@@ -245,7 +245,7 @@ fn calibrate_or_raw(
     }
 }
 
-/// Model, answers, correct, and a count per verdict reason.
+/// Model, answers, correct, empty answers, and a count per verdict reason.
 fn outcome_row(label: &str, verdicts: &[Value]) -> Vec<String> {
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for verdict in verdicts {
@@ -255,11 +255,16 @@ fn outcome_row(label: &str, verdicts: &[Value]) -> Vec<String> {
         .iter()
         .filter(|v| v["correct"].as_bool() == Some(true))
         .count();
+    let empty = verdicts
+        .iter()
+        .filter(|v| text_field(v, "answer").trim().is_empty())
+        .count();
     let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
     vec![
         label.to_owned(),
         verdicts.len().to_string(),
         correct.to_string(),
+        empty.to_string(),
         reasons.join(", "),
     ]
 }
@@ -393,7 +398,7 @@ fn write_report(
         Named {
             file: "outcomes",
             title: "Verdicts per model".into(),
-            header: header(&["model", "answers", "correct", "reasons"], &[]),
+            header: header(&["model", "answers", "correct", "empty", "reasons"], &[]),
             rows: outcomes,
         },
         Named {
