@@ -20,8 +20,30 @@ use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::table::{Format, Table};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
-/// Similarity metrics reported in Table I beside the one that labels.
-const TABLE_ONE_METRICS: [&str; 3] = ["bleu4_codexglue", "rouge_l_f", "bertscore_f"];
+/// The summarization seed's Table I columns, in its order, with the score
+/// column each reads; InferSent has none (see [`INFERSENT`]).
+const TABLE_ONE: [(&str, Option<&str>); 7] = [
+    ("BERTScore-R", Some("bertscore_r")),
+    ("BLEU-1", Some("bleu1")),
+    ("InferSent-CS", None),
+    ("ROUGE-1-P", Some("rouge1_p")),
+    ("ROUGE-4-R", Some("rouge4_r")),
+    ("ROUGE-W-R", Some("rouge_w_r")),
+    ("SentenceBERT", Some("sbert_cosine")),
+];
+
+/// Why Table I's InferSent column is empty.
+const INFERSENT: &str = "InferSent-CS is not available: its encoder and GloVe vectors are not \
+    distributed through a package registry, so codecal cannot install them";
+
+/// Whether a summary counts as correct: its score strictly above the
+/// threshold, as the summarization seed's replication code labels it. The
+/// thresholds themselves are chosen on ROC points read as score >= t (as
+/// scikit-learn's `roc_curve`); the two differ only for a score exactly at
+/// the threshold.
+fn correct_at(score: f64, threshold: f64) -> bool {
+    score > threshold
+}
 
 /// One generation with what calibration needs.
 struct Item {
@@ -103,7 +125,7 @@ pub(crate) fn calibrate_and_report(
                     confidence: rows.iter().map(|i| i.confidence[measure]).collect(),
                     correct: rows
                         .iter()
-                        .map(|i| i.similarity[metric] >= threshold)
+                        .map(|i| correct_at(i.similarity[metric], threshold))
                         .collect(),
                     groups: Some(rows.iter().map(|i| i.repo.clone()).collect()),
                     target: Some(
@@ -142,7 +164,11 @@ pub(crate) fn calibrate_and_report(
                     });
                 }
                 let mut rhos = vec![language.clone(), label.clone(), measure.clone()];
-                for target in std::iter::once(metric.as_str()).chain(TABLE_ONE_METRICS) {
+                for (_, column) in TABLE_ONE {
+                    let Some(target) = column else {
+                        rhos.push("n/a".into());
+                        continue;
+                    };
                     let report =
                         calibrate(&data(target, points[0].1), &raw_only).map_err(stage_error)?;
                     rhos.push(with_ci(
@@ -276,12 +302,14 @@ fn write_tables(
         .cloned()
         .unwrap_or_default();
     let key = ["language", "model", "measure"];
-    let mut one_header = header(&key, &[metric.as_str()]);
-    one_header.extend(TABLE_ONE_METRICS.iter().map(|s| s.to_string()));
+    let one_columns: Vec<&str> = TABLE_ONE.iter().map(|(name, _)| *name).collect();
     let mut tables = vec![Named {
         file: "table1",
-        title: "Table I: Spearman's rho between confidence and similarity (95% CI)".to_owned(),
-        header: one_header,
+        title: format!(
+            "Table I: Spearman's rho between confidence and each similarity metric (95% CI); \
+             {INFERSENT}"
+        ),
+        header: header(&key, &one_columns),
         rows: spearman,
     }];
     tables.push(table_two(config));
@@ -321,29 +349,13 @@ fn write_tables(
         header: header(&key, &CALIBRATION_HEADER),
         rows: at(&first_point, false).into_iter().filter_map(rescaled).collect(),
     });
-    let mut six = Vec::new();
-    for point in config
+    let others: Vec<&String> = config
         .scoring
         .operating_points
         .iter()
         .filter(|p| **p != first_point)
-    {
-        for c in at(point, false) {
-            if let Some(mut r) = rescaled(c) {
-                r.insert(3, point.clone());
-                six.push(r);
-            }
-        }
-    }
-    tables.push(Named {
-        file: "table6",
-        title: "Table VI: rescaled calibration at the other operating points".into(),
-        header: header(
-            &["language", "model", "measure", "threshold"],
-            &CALIBRATION_HEADER,
-        ),
-        rows: six,
-    });
+        .collect();
+    tables.push(table_six(cells, &first_point, &others));
     let mut seven = Vec::new();
     for c in at(&first_point, true) {
         let mut raw = row(c, &c.report.raw, false);
@@ -366,7 +378,7 @@ fn write_tables(
         rows: seven,
     });
     let mut markdown = format!(
-        "# codecal run: {}\n\nCorrect means {metric} at or above the threshold of `{}`. \
+        "# codecal run: {}\n\nCorrect means {metric} above the threshold of `{}`. \
          Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \
          (rescaled skill score below 0.05: the rescaled ECE says little).\n\n",
         config.name,
@@ -403,6 +415,59 @@ fn write_tables(
     Ok(())
 }
 
+/// Table VI as the summarization seed lays it out: per language, model and
+/// measure, the rescaled success rate, Brier, ECE and skill score, each
+/// given at every other operating point side by side (its High P | High R).
+fn table_six(cells: &[Cell], first_point: &str, others: &[&String]) -> Named {
+    let metrics = ["success rate", "Brier", "ECE", "skill score"];
+    let mut columns = Vec::new();
+    for metric in metrics {
+        for point in others {
+            columns.push(format!("{metric} ({point})"));
+        }
+    }
+    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut rows = Vec::new();
+    for base in cells
+        .iter()
+        .filter(|c| c.point == first_point && !c.reflective)
+    {
+        let at = |point: &str| {
+            cells.iter().find(|c| {
+                c.point == point
+                    && c.language == base.language
+                    && c.model == base.model
+                    && c.measure == base.measure
+                    && !c.reflective
+            })
+        };
+        let mut row = vec![
+            base.language.clone(),
+            base.model.clone(),
+            base.measure.clone(),
+        ];
+        // calibration_columns: n, success rate, ECE, Brier, skill score.
+        for index in [1, 3, 2, 4] {
+            for point in others {
+                let value = at(point).and_then(|c| {
+                    let rescaled = c.report.rescaled.as_ref()?;
+                    Some(calibration_columns(rescaled, c.report.bucket_collapse)[index].clone())
+                });
+                row.push(value.unwrap_or_else(|| "-".into()));
+            }
+        }
+        rows.push(row);
+    }
+    Named {
+        file: "table6",
+        title: "Table VI: rescaled calibration at the other operating points, each metric \
+                side by side per threshold as the seed lays it out"
+            .into(),
+        header: header(&["language", "model", "measure"], &columns),
+        rows,
+    }
+}
+
 /// The raw TOML value of a top-level `key` of the thresholds file, or "-".
 fn thresholds_value(config: &RunConfig, key: &str) -> String {
     let text = std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default();
@@ -429,5 +494,39 @@ fn table_two(config: &RunConfig) -> Named {
             value("auc_ci"),
             config.scoring.thresholds.display().to_string(),
         ]],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_scored_exactly_at_the_threshold_is_not_correct() {
+        // The summarization seed's replication code labels a summary correct
+        // when its score is strictly above the threshold.
+        assert!(!correct_at(0.5, 0.5));
+        assert!(correct_at(0.5 + 1e-12, 0.5));
+        assert!(!correct_at(0.4, 0.5));
+    }
+
+    #[test]
+    fn table_one_has_the_seeds_columns_in_its_order() {
+        // The summarization seed's Table I: BERTScore(-R), BLEU-1,
+        // InferSent-CS, ROUGE-1-P, ROUGE-4-R, ROUGE-W-R, SentenceBERT.
+        let names: Vec<&str> = TABLE_ONE.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            names,
+            [
+                "BERTScore-R",
+                "BLEU-1",
+                "InferSent-CS",
+                "ROUGE-1-P",
+                "ROUGE-4-R",
+                "ROUGE-W-R",
+                "SentenceBERT"
+            ]
+        );
+        assert_eq!(TABLE_ONE[2].1, None);
     }
 }
