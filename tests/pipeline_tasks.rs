@@ -304,3 +304,87 @@ fn every_shipped_config_passes_its_checks() {
     }
     assert!(checked >= 4, "only {checked} configs checked");
 }
+
+/// "Open the Oyster" (§3): the intrinsic reply gives an answer of its own,
+/// which the oracle judges and its confidence is calibrated against; the
+/// reassess turn continues that conversation; each strategy reports its own
+/// success rate.
+#[test]
+fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
+    let (Some(data), Some(_)) = (
+        common::shared_data("cruxeval/cruxeval.jsonl"),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    // Several functions share a call such as `f("")`: a problem is its code
+    // and its call together.
+    let problems: Vec<(String, String, String)> = jsonl(&data)
+        .iter()
+        .map(|row| {
+            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
+            let field = |k: &str| row[k].as_str().unwrap().to_owned();
+            (field("code"), call, field("output"))
+        })
+        .collect();
+    let reassessed_intrinsic = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen_follow_ups = reassessed_intrinsic.clone();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let right = problems
+            .iter()
+            .find(|(code, call, _)| {
+                prompt.contains(code.as_str()) && prompt.contains(call.as_str())
+            })
+            .map(|(_, _, output)| output.clone())
+            .unwrap_or_default();
+        let text = if prompt.contains("Your answer may be wrong") {
+            // The follow-up must continue the intrinsic turn, not the main one.
+            if prompt.contains("Give your answer on one line") && prompt.contains("Confidence: 80%")
+            {
+                seen_follow_ups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            " 40%".to_owned()
+        } else if prompt.contains("Give your answer on one line") {
+            // The intrinsic answer is always right.
+            format!("{right}\nConfidence: 80%")
+        } else {
+            // The main answer is never right.
+            "[ANSWER]'not the output'".to_owned()
+        };
+        json(200, &completion(&[(&text, 0.5)]))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = format!("path = \"{}\"", data.display());
+    let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    // Listed reassess first: the run still asks the intrinsic question first.
+    text += "\n[generation]\nreflective = [\"oyster-reassess\", \"oyster-intrinsic\"]\n";
+    std::fs::write(&config, text).unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("runs/cruxeval-output");
+    let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
+    assert_eq!(verdicts.len(), 60);
+    for verdict in &verdicts {
+        assert_eq!(verdict["correct"], false, "{verdict}");
+        assert_eq!(verdict["intrinsic"]["correct"], true, "{verdict}");
+    }
+    assert_eq!(
+        reassessed_intrinsic.load(std::sync::atomic::Ordering::SeqCst),
+        60,
+        "every reassess question follows up the intrinsic turn"
+    );
+    let eight = common::csv_rows(&run.join("tables/table8.csv"));
+    let success = |measure: &str| {
+        let row = eight.iter().find(|r| r[1] == measure).unwrap();
+        row[3].split(' ').next().unwrap().to_owned()
+    };
+    assert_eq!(success("average_token_probability"), "0.000");
+    assert_eq!(success("oyster-intrinsic"), "1.000");
+    assert_eq!(success("oyster-reassess"), "1.000");
+}

@@ -10,6 +10,7 @@ use super::cache::Cache;
 use super::{Backend, Params};
 use crate::confidence::reflective::{Inquiry, Measure, ReflectiveError, Subject, Templates};
 use crate::confidence::token_measures;
+use crate::prompt::Prompt;
 
 /// What to ask and measure.
 pub struct StageOptions<'a> {
@@ -100,21 +101,43 @@ fn reflective_for(
     answer: &Answer,
     options: &StageOptions,
 ) -> Result<Map<String, Value>, StageError> {
-    let subject = Subject {
-        prompt: &row.prompt,
-        code: row.fields.get("code").and_then(Value::as_str),
-        answer: &answer.generation.text,
-    };
+    let code = row.fields.get("code").and_then(Value::as_str);
+    let mut measures = options.reflective.clone();
+    // Intrinsic before reassess: "Open the Oyster"'s reassess turn follows
+    // up the intrinsic conversation.
+    measures.sort();
+    measures.dedup();
+    let mut intrinsic_turn: Option<(Prompt, String)> = None;
     let mut out = Map::new();
-    for &measure in &options.reflective {
-        let result = ask_measure(backend, cache, measure, &row.id, &subject, options)?;
+    for measure in measures {
+        let (prompt, answered) = match (&intrinsic_turn, measure) {
+            (Some((prompt, reply)), Measure::OysterReassess) => (prompt, reply.as_str()),
+            _ => (&row.prompt, answer.generation.text.as_str()),
+        };
+        let subject = Subject {
+            prompt,
+            code,
+            answer: answered,
+        };
+        let (mut result, turn) = ask_measure(backend, cache, measure, &row.id, &subject, options)?;
+        match measure {
+            Measure::OysterIntrinsic => intrinsic_turn = Some(turn),
+            Measure::OysterReassess => {
+                let follows = match intrinsic_turn {
+                    Some(_) => Measure::OysterIntrinsic.name(),
+                    None => "answer",
+                };
+                result["follows"] = json!(follows);
+            }
+            _ => {}
+        }
         out.insert(measure.name().to_owned(), result);
     }
     Ok(out)
 }
 
 /// Puts `measure`'s questions to the backend, through the cache, until its
-/// reading is done.
+/// reading is done: the result, and the last question with its reply.
 fn ask_measure(
     backend: &dyn Backend,
     cache: &Cache,
@@ -122,7 +145,7 @@ fn ask_measure(
     id: &str,
     subject: &Subject,
     options: &StageOptions,
-) -> Result<Value, StageError> {
+) -> Result<(Value, (Prompt, String)), StageError> {
     let mut inquiry = Inquiry::start(measure, options.templates, subject, &options.params)
         .map_err(|source| StageError::Reflective {
             id: id.to_owned(),
@@ -139,7 +162,7 @@ fn ask_measure(
             })?
             .generation;
         if let Some(result) = inquiry.read(&reply.text, &reply.tokens) {
-            return Ok(result);
+            return Ok((result, (inquiry.question().prompt.clone(), reply.text)));
         }
     }
 }

@@ -18,6 +18,7 @@ use super::config::RunConfig;
 use super::generation::{backend_label, generations};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
+use crate::confidence::reflective::Measure;
 use crate::confidence::token_range;
 use crate::corpus::mine::python_stdlib;
 use crate::generate::Token;
@@ -152,6 +153,25 @@ fn answer_tokens(dataset: Dataset, row: &serde_json::Value, text: &str) -> Optio
     Some([range.start, end])
 }
 
+/// Verdict lines with each intrinsic answer's own verdict added under
+/// `intrinsic` (`answer`, `correct`, `reason`).
+fn with_intrinsic(
+    lines: &str,
+    intrinsic: &[(usize, (&Problem, String))],
+    verdicts: &[task::Verdict],
+) -> String {
+    let mut rows: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_default())
+        .collect();
+    for ((i, (_, answer)), verdict) in intrinsic.iter().zip(verdicts) {
+        let mut value = serde_json::to_value(verdict).unwrap_or_default();
+        value["answer"] = serde_json::json!(answer);
+        rows[*i]["intrinsic"] = value;
+    }
+    rows.iter().map(|row| row.to_string() + "\n").collect()
+}
+
 /// Judges each generation of one backend against its problem, sandboxed.
 fn verdicts(
     config: &RunConfig,
@@ -191,16 +211,37 @@ fn verdicts(
                 pairs.push((problem, answer::extract(dataset.task(), &text)));
                 spans.push(answer_tokens(dataset, row, &text));
             }
+            // "Open the Oyster": the intrinsic reply carries an answer of its
+            // own, judged beside the main one.
+            let intrinsic: Vec<(usize, (&Problem, String))> = rows
+                .iter()
+                .zip(&pairs)
+                .enumerate()
+                .filter_map(|(i, (row, (problem, _)))| {
+                    let reply =
+                        row["reflective"][Measure::OysterIntrinsic.name()]["answer"].as_str()?;
+                    Some((i, (*problem, answer::extract(dataset.task(), reply))))
+                })
+                .collect();
+            let all: Vec<(&Problem, String)> = pairs
+                .iter()
+                .cloned()
+                .chain(intrinsic.iter().map(|(_, pair)| pair.clone()))
+                .collect();
             let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
             let isolation =
                 super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
             let sandbox =
-                task::sandbox_for(&pairs, limits, isolation).map_err(|e| failed("judge", e))?;
+                task::sandbox_for(&all, limits, isolation).map_err(|e| failed("judge", e))?;
             let borrowed: Vec<(&Problem, &str)> =
-                pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
-            let verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
+                all.iter().map(|(p, a)| (*p, a.as_str())).collect();
+            let mut verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
                 .map_err(|e| failed("judge", e))?;
-            let lines = task::verdicts_jsonl(&pairs, &verdicts, &spans);
+            let intrinsic_verdicts = verdicts.split_off(pairs.len());
+            let mut lines = task::verdicts_jsonl(&pairs, &verdicts, &spans);
+            if !intrinsic.is_empty() {
+                lines = with_intrinsic(&lines, &intrinsic, &intrinsic_verdicts);
+            }
             create_dir(&dir.join("verdicts"))?;
             write_atomic(&dir.join(&output), lines.as_bytes())?;
             Ok(())

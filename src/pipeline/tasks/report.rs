@@ -28,6 +28,7 @@ use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
 use crate::confidence::length::LengthBaseline;
+use crate::confidence::reflective::Measure;
 use crate::confidence::token_measures;
 use crate::generate::Token;
 use crate::pipeline::PipelineError;
@@ -146,13 +147,28 @@ fn measure_column(
             .unwrap_or_else(|| confidence_of(generation, measure, baseline, answer_length));
         missing += usize::from(confidence.is_none());
         data.confidence.push(confidence.unwrap_or(0.0));
-        data.correct
-            .push(verdict["correct"].as_bool().unwrap_or(false));
+        data.correct.push(correct_for(generation, verdict, measure));
         if let Some(groups) = data.groups.as_mut() {
             groups.push(text_field(generation, "id"));
         }
     }
     Column { data, missing }
+}
+
+/// Whether the answer `measure` speaks of was right. "Open the Oyster":
+/// the intrinsic confidence belongs to the intrinsic reply's own answer, and
+/// so does the reassess confidence that follows it up; the others speak of
+/// the main answer.
+fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
+    let reflective = &generation["reflective"];
+    let own_answer = measure == Measure::OysterIntrinsic.name()
+        || (measure == Measure::OysterReassess.name()
+            && reflective[measure]["follows"] == Measure::OysterIntrinsic.name());
+    let verdict = match &verdict["intrinsic"] {
+        intrinsic if own_answer && intrinsic.is_object() => intrinsic,
+        _ => verdict,
+    };
+    verdict["correct"].as_bool().unwrap_or(false)
 }
 
 /// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p), reusing
