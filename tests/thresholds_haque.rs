@@ -225,3 +225,49 @@ fn committed_threshold_files_are_reproduced_by_their_commands() {
         }
     }
 }
+
+/// The summarization seed's Fig. 8: the few-shot verbalized prompt's shots
+/// come from Haque et al.'s ratings, not invented. Each shot of the built-in
+/// template is a (reference, generated) pair that all three raters of the
+/// generated comment scored with the shot's rating.
+#[test]
+fn few_shot_verbalized_examples_are_haque_ratings() {
+    let Some(path) = common::shared_data("haque2022-similarity/ratings_by_function.csv") else {
+        return;
+    };
+    let template =
+        std::fs::read_to_string(root().join("templates/reflective/verbalized-1-4-fewshot.txt"))
+            .unwrap();
+    let lines: Vec<&str> = template.lines().collect();
+    let mut shots = Vec::new();
+    for window in lines.windows(3) {
+        if let (Some(reference), Some(generated), Some(rating)) = (
+            window[0].strip_prefix("Developer's comment: "),
+            window[1].strip_prefix("Proposed comment: "),
+            window[2].strip_prefix("Rating: "),
+        ) {
+            shots.push((reference, generated, rating.parse::<u8>().unwrap()));
+        }
+    }
+    assert_eq!(shots.len(), 4, "Fig. 8 is a 4-shot prompt");
+    let mut ratings: Vec<u8> = shots.iter().map(|s| s.2).collect();
+    ratings.sort();
+    assert_eq!(ratings, [1, 2, 3, 4], "one shot per rating");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    for (reference, generated, rating) in shots {
+        let row = rows
+            .iter()
+            .find(|r| &r[column("reference")] == reference && &r[column("generated")] == generated)
+            .unwrap_or_else(|| panic!("{reference:?} / {generated:?} is not in the ratings"));
+        for rater in ["sim_baseline_1", "sim_baseline_2", "sim_baseline_3"] {
+            assert_eq!(
+                row[column(rater)].parse::<u8>().unwrap(),
+                rating,
+                "{reference:?}"
+            );
+        }
+    }
+}
