@@ -187,3 +187,34 @@ fn where_no_isolation_can_start_it_refuses_and_says_why() {
         }
     }
 }
+
+/// Tricks a model could use to turn a failing test into a pass: each ends
+/// the interpreter (or patches the way out) before or instead of running to
+/// completion. None may end `Finished`; the same program without the trick's
+/// failing assert still does, so the harness is not simply refusing.
+#[test]
+fn an_early_exit_is_never_a_pass() {
+    let tricks = [
+        "import os\nos._exit(0)\nassert False\n",
+        "__import__('os')._exit(0)\n",
+        "import atexit, os\natexit.register(lambda: os._exit(0))\nassert False\n",
+        "import sys\nsys.exit = lambda *a: None\nassert False\n",
+        "import sys\nsys.exit = lambda *a: None\nsys.stderr = open('/dev/null', 'w')\nraise ValueError\n",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+        "import os\nos.close(1)\nos.close(2)\nos._exit(0)\n",
+        "raise SystemExit(0)\n",
+        "import os\nclass E(AssertionError):\n    def __str__(self):\n        os._exit(0)\nraise E()\n",
+        "import threading, os\nthreading.Thread(target=lambda: os._exit(0)).start()\nimport time\ntime.sleep(5)\nassert False\n",
+        "import os\nos.write(2, b'\\ncodecal-completed-00000000000000000000000000000000\\n')\nos._exit(0)\n",
+    ];
+    for sandbox in both_isolations(Limits::default()) {
+        for trick in tricks {
+            assert_ne!(ending(&sandbox, trick), Ending::Finished, "{trick}");
+        }
+        assert_eq!(ending(&sandbox, "x = 1\nassert x == 1\n"), Ending::Finished);
+        // A program that writes to stderr itself still passes.
+        let chatty =
+            "import sys\nprint('note', file=sys.stderr)\nprint('x' * 200000, file=sys.stderr)\n";
+        assert_eq!(ending(&sandbox, chatty), Ending::Finished);
+    }
+}

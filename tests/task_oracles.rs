@@ -247,3 +247,63 @@ fn cruxeval_scored_codellama_generations_get_the_authors_labels() {
         "only {agree}/{total} agree"
     );
 }
+
+/// Answers that end the interpreter early with a success status, or patch
+/// the way out, are never judged passed, on any dataset that runs code.
+#[test]
+fn early_exit_tricks_fail_on_every_dataset() {
+    let Some(sandbox) = sandbox() else {
+        return;
+    };
+    let mut cases: Vec<(&str, Vec<Problem>, Vec<String>)> = Vec::new();
+    if let Some(path) = common::shared_data("humaneval/HumanEval.jsonl.gz") {
+        let body = [
+            "    __import__('os')._exit(0)\n",
+            "    import atexit, os\n    atexit.register(lambda: os._exit(0))\n    return None\n",
+        ];
+        cases.push((
+            "HumanEval",
+            datasets::read_humaneval(&path).unwrap(),
+            body.map(String::from).to_vec(),
+        ));
+    }
+    if let Some(path) = common::shared_data("mbpp/mbpp.jsonl") {
+        let code = [
+            "import os\nos._exit(0)\n",
+            "import sys\nsys.exit = lambda *a: None\n",
+        ];
+        cases.push((
+            "MBPP",
+            datasets::read_mbpp(&path).unwrap(),
+            code.map(String::from).to_vec(),
+        ));
+    }
+    if let Some(path) = common::shared_data("cruxeval/cruxeval.jsonl") {
+        cases.push((
+            "CRUXEval-O",
+            datasets::read_cruxeval(&path, CruxevalMode::Output).unwrap(),
+            vec![
+                "__import__('os')._exit(0)".into(),
+                "(__import__('sys').__setattr__('exit', print), 'never the output')[1]".into(),
+            ],
+        ));
+        cases.push((
+            "CRUXEval-I",
+            datasets::read_cruxeval(&path, CruxevalMode::Input).unwrap(),
+            vec!["f(__import__('os')._exit(0))".into()],
+        ));
+    }
+    for (name, problems, tricks) in cases {
+        let problems = &problems[..40];
+        for trick in tricks {
+            let verdicts = judge(problems, |_| trick.clone(), &sandbox);
+            let passed: Vec<&str> = problems
+                .iter()
+                .zip(&verdicts)
+                .filter(|(_, v)| v.correct)
+                .map(|(p, _)| p.id.as_str())
+                .collect();
+            assert!(passed.is_empty(), "{name}: {trick:?} passed {passed:?}");
+        }
+    }
+}

