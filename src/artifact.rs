@@ -13,11 +13,20 @@ pub struct WriteError {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory.
+/// A path that exists as anything but a regular file (a device, a FIFO, a
+/// directory) is refused, never replaced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let error = |source| WriteError {
         path: path.to_owned(),
         source,
     };
+    if let Ok(metadata) = std::fs::metadata(path)
+        && !metadata.is_file()
+    {
+        return Err(error(std::io::Error::other(
+            "not a regular file; codecal writes only regular files and never replaces others",
+        )));
+    }
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -26,6 +35,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     file.write_all(bytes).map_err(error)?;
     file.as_file().sync_all().map_err(error)?;
     file.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
+}
+
+/// Refuses, before any work, an output that is one of the inputs: the same
+/// path, or a hard or symbolic link to the same file.
+pub fn refuse_overwriting_inputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), WriteError> {
+    use std::os::unix::fs::MetadataExt;
+    let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    for output in outputs {
+        let Some(out) = identity(output) else {
+            continue;
+        };
+        if let Some(input) = inputs.iter().find(|input| identity(input) == Some(out)) {
+            return Err(WriteError {
+                path: output.to_path_buf(),
+                source: std::io::Error::other(format!(
+                    "is the input {}; refusing to overwrite an input",
+                    input.display()
+                )),
+            });
+        }
+    }
     Ok(())
 }
 
@@ -40,6 +71,33 @@ pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn special_files_and_inputs_are_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_atomic(Path::new("/dev/null"), b"x").unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        let input = dir.path().join("in.csv");
+        std::fs::write(&input, "a\n").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let hard = dir.path().join("hard.csv");
+        std::fs::hard_link(&input, &hard).unwrap();
+        for output in [&input, &link, &hard] {
+            let err = refuse_overwriting_inputs(&[output], &[&input]).unwrap_err();
+            assert!(err.to_string().contains("refusing to overwrite"), "{err}");
+        }
+        let fresh = dir.path().join("out.csv");
+        refuse_overwriting_inputs(&[&fresh], &[&input]).unwrap();
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), "a\n");
+    }
 
     #[test]
     fn replaces_the_whole_file_and_leaves_no_temporary() {

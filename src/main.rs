@@ -49,6 +49,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed stdout (`codecal ... | head -1`) ends the program quietly, as
+    // Unix tools do, instead of a "Broken pipe" panic in `println!`.
+    // SAFETY: restoring the default disposition of one signal, before any
+    // thread starts, touches no Rust state.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

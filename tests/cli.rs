@@ -702,3 +702,197 @@ fn corpus_mine_and_sample_make_record_files_retrieve_reads() {
     let lines = std::fs::read_to_string(dir.path().join("r.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 2);
 }
+
+/// The directory's entries with their bytes, to show nothing was deleted or
+/// changed.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut entries: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// An output that is an input (by path, symlink or hard link), or a device,
+/// is refused before any work, and the directory is left as it was.
+#[test]
+fn outputs_never_overwrite_inputs_or_special_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        d,
+        "in.csv",
+        "id,reference,candidate\n1,adds two numbers,adds numbers\n",
+    );
+    std::os::unix::fs::symlink(d.join("in.csv"), d.join("link.csv")).unwrap();
+    write(d, "pool.jsonl", "{\"id\":\"a\"}\n");
+    write(d, "prompts.jsonl", "{\"id\":\"a\",\"prompt\":\"x\"}\n");
+    let before = snapshot(d);
+    let cases: [&[&str]; 6] = [
+        &["score", "in.csv", "--out", "in.csv"],
+        &["score", "in.csv", "--out", "link.csv"],
+        &[
+            "corpus",
+            "sample",
+            "pool.jsonl",
+            "--out-queries",
+            "q.jsonl",
+            "--out-pool",
+            "pool.jsonl",
+        ],
+        &[
+            "retrieve",
+            "--pool",
+            "pool.jsonl",
+            "--queries",
+            "in.csv",
+            "--out",
+            "pool.jsonl",
+        ],
+        &[
+            "generate",
+            "--prompts",
+            "prompts.jsonl",
+            "--out",
+            "prompts.jsonl",
+        ],
+        &["score", "in.csv", "--out", "/dev/full"],
+    ];
+    for args in cases {
+        let out = codecal(args, d);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(
+            err.contains("refusing to overwrite an input") || err.contains("not a regular file"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(snapshot(d), before, "{args:?} changed the directory");
+    }
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+/// A run name is one path component, so `--fresh` can never delete runs_dir
+/// itself or reach outside it.
+#[test]
+fn a_run_name_must_be_one_path_component() {
+    for name in ["", ".", "..", "a/b", "/tmp"] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "keep.txt", "mine");
+        let config = format!("name = {name:?}\nruns_dir = \".\"\n[[backends]]\nkind = \"local\"\n");
+        write(dir.path(), "run.toml", &config);
+        let before = snapshot(dir.path());
+        let out = codecal(&["run", "--config", "run.toml", "--fresh"], dir.path());
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{name:?} accepted");
+        assert!(
+            err.contains("name") && err.contains("one path component"),
+            "{err}"
+        );
+        assert_eq!(snapshot(dir.path()), before, "{name:?}");
+    }
+}
+
+/// `--index DIR` never empties a directory codecal did not build.
+#[test]
+fn an_index_directory_that_is_not_codecals_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pool = [
+        codexglue_line(
+            "u1",
+            "r1",
+            "int getSize() { return size; }",
+            "Returns the size",
+        ),
+        codexglue_line("u2", "r2", "void clear() { items = null; }", "Clears"),
+    ];
+    write(d, "pool.jsonl", &(pool.join("\n") + "\n"));
+    write(d, "queries.jsonl", &(pool[..1].join("\n") + "\n"));
+    std::fs::create_dir(d.join("mine")).unwrap();
+    write(&d.join("mine"), "notes.txt", "precious");
+    let out = codecal(
+        &[
+            "retrieve",
+            "--mode",
+            "tantivy",
+            "--index",
+            "mine",
+            "--pool",
+            "pool.jsonl",
+            "--queries",
+            "queries.jsonl",
+            "--out",
+            "out.jsonl",
+        ],
+        d,
+    );
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not a codecal index"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("mine/notes.txt")).unwrap(),
+        "precious"
+    );
+    // The same command builds its index in a new directory.
+    let out = codecal(
+        &[
+            "retrieve",
+            "--mode",
+            "tantivy",
+            "--index",
+            "fresh-index",
+            "--pool",
+            "pool.jsonl",
+            "--queries",
+            "queries.jsonl",
+            "--out",
+            "out.jsonl",
+        ],
+        d,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `codecal ... | head -1`: a closed stdout ends the program quietly.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: String = (0..20000)
+        .map(|i| format!("{},{}\n", (i % 100) as f64 / 100.0, i % 2))
+        .collect();
+    write(dir.path(), "in.csv", &format!("confidence,correct\n{rows}"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args([
+            "calibrate",
+            "in.csv",
+            "--bootstrap",
+            "0",
+            "--format",
+            "csv",
+            "--json",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
+}

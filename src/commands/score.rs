@@ -42,6 +42,9 @@ pub struct ScoreArgs {
 }
 
 pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
+    if let Some(out) = &args.out {
+        codecal::artifact::refuse_overwriting_inputs(&[out], &[&args.input])?;
+    }
     let table = Table::read(&args.input, args.format)?;
     let (id, reference, candidate) = (
         table.column(&args.columns.id)?,

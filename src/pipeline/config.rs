@@ -374,6 +374,24 @@ impl RunConfig {
 
     /// Checks everything that can be checked without running a stage.
     pub fn check(&self) -> Result<(), ConfigError> {
+        // The run directory is runs_dir/name; `--fresh` may delete it, so
+        // the name must never reach outside it or be runs_dir itself.
+        let one_component = {
+            let mut parts = Path::new(&self.name).components();
+            matches!(
+                (parts.next(), parts.next()),
+                (Some(std::path::Component::Normal(_)), None)
+            )
+        };
+        if !one_component {
+            return Err(key_error(
+                "name",
+                format!(
+                    "{:?} must be one path component: not empty, no `/`, not `.` or `..`",
+                    self.name
+                ),
+            ));
+        }
         if self.task()? != TaskKind::Summarize {
             return self.check_task();
         }

@@ -32,6 +32,11 @@ pub enum IndexError {
     },
     #[error("{path}: tantivy: {message}")]
     Tantivy { path: PathBuf, message: String },
+    #[error(
+        "{path}: not empty and not a codecal index (no {STAMP}); refusing to delete it, \
+         name an empty or new directory"
+    )]
+    NotAnIndex { path: PathBuf },
 }
 
 /// What identifies a pool file's contents for index reuse: its canonical path,
@@ -136,9 +141,21 @@ impl CodeIndex {
             Index::open_in_dir(dir).map_err(tantivy)?
         } else {
             if dir.exists() {
+                // Only what codecal built (its stamp is written first) or an
+                // empty directory is ever deleted.
+                let empty = std::fs::read_dir(dir).map_err(io)?.next().is_none();
+                if !empty && !stamp.exists() {
+                    return Err(IndexError::NotAnIndex {
+                        path: dir.to_owned(),
+                    });
+                }
                 std::fs::remove_dir_all(dir).map_err(io)?;
             }
             std::fs::create_dir_all(dir).map_err(io)?;
+            crate::artifact::write_atomic(&stamp, b"building").map_err(|e| IndexError::Io {
+                path: stamp.clone(),
+                source: e.source,
+            })?;
             let index = Index::create_in_dir(dir, schema()).map_err(tantivy)?;
             register_tokenizer(&index);
             let fields = fields(&index.schema());
