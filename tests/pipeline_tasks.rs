@@ -388,3 +388,66 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
     assert_eq!(success("oyster-intrinsic"), "1.000");
     assert_eq!(success("oyster-reassess"), "1.000");
 }
+
+/// Values that used to pass the config check and fail (or give an empty
+/// report) only after the model had run are refused before any stage,
+/// naming the key.
+#[test]
+fn out_of_range_numbers_are_refused_before_any_stage() {
+    let Some(data) = common::shared_data("cruxeval/cruxeval.jsonl") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(|_, _| json(200, &serde_json::json!({"data": []})));
+    let dataset = format!("path = \"{}\"", data.display());
+    for (from, to, key) in [
+        ("folds = 3", "folds = 1", "calibration.folds"),
+        ("folds = 3", "folds = 1000", "calibration.folds"),
+        (
+            "bootstrap = 50",
+            "bootstrap = 100000000",
+            "calibration.bootstrap",
+        ),
+        ("folds = 3", "folds = 3\nbins = 0", "calibration.bins"),
+        (
+            "folds = 3",
+            "folds = 3\nbins = 10000000000",
+            "calibration.bins",
+        ),
+        (
+            "confidence = [\"average_token_probability\", \"total_probability\", \"length_baseline\"]",
+            "confidence = []",
+            "calibration.confidence",
+        ),
+        (
+            "problems = 60",
+            "problems = 60\ntimeout_s = -5",
+            "dataset.timeout_s",
+        ),
+        ("problems = 60", "problems = 0", "dataset.problems"),
+        (
+            "[calibration]",
+            "[generation]\ntemperature = nan\n[calibration]",
+            "generation.temperature",
+        ),
+        (
+            "[calibration]",
+            "[generation]\nmax_tokens = 0\n[calibration]",
+            "generation.max_tokens",
+        ),
+    ] {
+        let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&config, text.replacen(from, to, 1)).unwrap();
+        let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{to} was accepted");
+        assert!(stderr.contains(key), "{to}: {stderr:?} lacks {key:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            !dir.path().join("runs/cruxeval-output").exists(),
+            "{to} started a run"
+        );
+    }
+}

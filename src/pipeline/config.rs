@@ -439,6 +439,71 @@ impl RunConfig {
         }
         enum_value::<Method>("calibration.method", &self.calibration.method)?;
         enum_value::<CvStrategy>("calibration.cv", &self.calibration.cv)?;
+        self.check_ranges()
+    }
+
+    /// Every numeric key within its documented range, so that a bad value
+    /// fails here, naming the key, and not after the model has run.
+    fn check_ranges(&self) -> Result<(), ConfigError> {
+        let (g, c) = (&self.generation, &self.calibration);
+        let within = |key: &str, ok: bool, range: &str| -> Result<(), ConfigError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(key_error(key, format!("must be {range}")))
+            }
+        };
+        within(
+            "generation.temperature",
+            g.temperature.is_finite() && (0.0..=2.0).contains(&g.temperature),
+            "a number from 0 to 2",
+        )?;
+        if let Some(max_tokens) = g.max_tokens {
+            within(
+                "generation.max_tokens",
+                (1..=32_768).contains(&max_tokens),
+                "from 1 to 32768",
+            )?;
+        }
+        within(
+            "generation.top_logprobs",
+            g.top_logprobs <= 20,
+            "at most 20 (the OpenAI API's limit)",
+        )?;
+        within(
+            "calibration.confidence",
+            !c.confidence.is_empty() || !g.reflective.is_empty(),
+            "at least one measure (or a generation.reflective one)",
+        )?;
+        within(
+            "calibration.folds",
+            (2..=100).contains(&c.folds),
+            "from 2 to 100",
+        )?;
+        within(
+            "calibration.bins",
+            (1..=1000).contains(&c.bins),
+            "from 1 to 1000",
+        )?;
+        within(
+            "calibration.bootstrap",
+            c.bootstrap <= 100_000,
+            "at most 100000 (0 turns the intervals off)",
+        )?;
+        let d = &self.dataset;
+        if self.task()? != TaskKind::Summarize {
+            within(
+                "dataset.timeout_s",
+                d.timeout_s.is_finite() && d.timeout_s > 0.0 && d.timeout_s <= 3600.0,
+                "a number of seconds above 0 and at most 3600",
+            )?;
+            within("dataset.jobs", (1..=256).contains(&d.jobs), "from 1 to 256")?;
+            if let Some(problems) = d.problems {
+                within("dataset.problems", problems >= 1, "at least 1")?;
+            }
+        } else {
+            within("corpus.queries", self.corpus.queries >= 1, "at least 1")?;
+        }
         Ok(())
     }
 
