@@ -3,9 +3,36 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use codecal::sandbox::{IsolationChoice, Limits};
+
+/// Runs `codecal judge` with `args` then `--data`, `--answers` and `--out`,
+/// expects success and returns the verdict lines.
+fn judge(args: &[&str], data: &Path, answers: &Path, out: &Path) -> Vec<serde_json::Value> {
+    let result = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .arg("judge")
+        .args(args)
+        .arg("--data")
+        .arg(data)
+        .arg("--answers")
+        .arg(answers)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read_to_string(out)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
 
 #[test]
 fn judge_writes_a_verdict_per_answer_and_names_unknown_problems() {
@@ -47,17 +74,12 @@ fn judge_writes_a_verdict_per_answer_and_names_unknown_problems() {
             .output()
             .unwrap()
     };
-    let result = run(&answers);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
+    let verdicts = judge(
+        &["--dataset", "cruxeval-output", "--extract"],
+        &data,
+        &answers,
+        &out,
     );
-    let verdicts: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     let fields = |key: &str| verdicts.iter().map(|v| v[key].clone()).collect::<Vec<_>>();
     assert_eq!(
         fields("correct"),
@@ -135,25 +157,7 @@ fn judge_passes_every_canonical_humaneval_solution_byte_for_byte() {
     writer.flush().unwrap();
     for answers in [&jsonl, &csv_path] {
         let out = dir.path().join("verdicts.jsonl");
-        let result = Command::new(env!("CARGO_BIN_EXE_codecal"))
-            .args(["judge", "--dataset", "humaneval", "--data"])
-            .arg(&data)
-            .arg("--answers")
-            .arg(answers)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(
-            result.status.success(),
-            "{}",
-            String::from_utf8_lossy(&result.stderr)
-        );
-        let verdicts: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect();
+        let verdicts = judge(&["--dataset", "humaneval"], &data, answers, &out);
         assert_eq!(verdicts.len(), 164);
         let failed: Vec<_> = verdicts
             .iter()

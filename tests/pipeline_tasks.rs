@@ -42,6 +42,23 @@ bootstrap = 50
     path
 }
 
+/// Writes a CRUXEval-O config over `server` with `generation` appended, runs
+/// it, and returns the run directory (inside `dir`).
+fn run_cruxeval(dir: &Path, server: &Server, data: &Path, generation: &str) -> PathBuf {
+    let dataset = format!("path = \"{}\"", data.display());
+    let config = write_config(dir, server, "cruxeval-output", &dataset);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += generation;
+    std::fs::write(&config, text).unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("runs/cruxeval-output")
+}
+
 fn jsonl(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -87,19 +104,9 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
         json(200, &completion(&[(&text, p)]))
     });
     let dir = tempfile::tempdir().unwrap();
-    let dataset = format!("path = \"{}\"", data.display());
-    let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text += "\n[generation]\nreflective = [\"ask-true\"]\n";
-    std::fs::write(&config, text).unwrap();
-    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let run = dir.path().join("runs/cruxeval-output");
+    let generation = "\n[generation]\nreflective = [\"ask-true\"]\n";
+    let run = run_cruxeval(dir.path(), &server, &data, generation);
+    let config = dir.path().join("cruxeval-output.toml");
     let problems = jsonl(&run.join("problems.jsonl"));
     assert_eq!(problems.len(), 60);
     let label = "openai-test-model";
@@ -355,19 +362,9 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
         json(200, &completion(&[(&text, 0.5)]))
     });
     let dir = tempfile::tempdir().unwrap();
-    let dataset = format!("path = \"{}\"", data.display());
-    let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
-    let mut text = std::fs::read_to_string(&config).unwrap();
     // Listed reassess first: the run still asks the intrinsic question first.
-    text += "\n[generation]\nreflective = [\"oyster-reassess\", \"oyster-intrinsic\"]\n";
-    std::fs::write(&config, text).unwrap();
-    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = dir.path().join("runs/cruxeval-output");
+    let generation = "\n[generation]\nreflective = [\"oyster-reassess\", \"oyster-intrinsic\"]\n";
+    let run = run_cruxeval(dir.path(), &server, &data, generation);
     let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
     assert_eq!(verdicts.len(), 60);
     for verdict in &verdicts {
