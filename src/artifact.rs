@@ -12,6 +12,9 @@ pub struct WriteError {
     pub source: std::io::Error,
 }
 
+const NOT_REGULAR: &str =
+    "not a regular file; codecal writes only regular files and never replaces others";
+
 /// Writes `bytes` to `path` through a temporary file in the same directory.
 /// A path that exists as anything but a regular file (a device, a FIFO, a
 /// directory) is refused, never replaced.
@@ -23,9 +26,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     if let Ok(metadata) = std::fs::metadata(path)
         && !metadata.is_file()
     {
-        return Err(error(std::io::Error::other(
-            "not a regular file; codecal writes only regular files and never replaces others",
-        )));
+        return Err(error(std::io::Error::other(NOT_REGULAR)));
     }
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -38,12 +39,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// Refuses, before any work, an output that is one of the inputs: the same
-/// path, or a hard or symbolic link to the same file.
-pub fn refuse_overwriting_inputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), WriteError> {
+/// Refuses, before any work, an output that is one of the inputs (the same
+/// path, or a hard or symbolic link to the same file) or that exists as
+/// anything but a regular file, which [`write_atomic`] would refuse only at
+/// the end.
+pub fn refuse_unsafe_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), WriteError> {
     use std::os::unix::fs::MetadataExt;
     let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
     for output in outputs {
+        if let Ok(metadata) = std::fs::metadata(output)
+            && !metadata.is_file()
+        {
+            return Err(WriteError {
+                path: output.to_path_buf(),
+                source: std::io::Error::other(NOT_REGULAR),
+            });
+        }
         let Some(out) = identity(output) else {
             continue;
         };
@@ -91,11 +102,13 @@ mod tests {
         let hard = dir.path().join("hard.csv");
         std::fs::hard_link(&input, &hard).unwrap();
         for output in [&input, &link, &hard] {
-            let err = refuse_overwriting_inputs(&[output], &[&input]).unwrap_err();
+            let err = refuse_unsafe_outputs(&[output], &[&input]).unwrap_err();
             assert!(err.to_string().contains("refusing to overwrite"), "{err}");
         }
+        let err = refuse_unsafe_outputs(&[Path::new("/dev/full")], &[&input]).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
         let fresh = dir.path().join("out.csv");
-        refuse_overwriting_inputs(&[&fresh], &[&input]).unwrap();
+        refuse_unsafe_outputs(&[&fresh], &[&input]).unwrap();
         assert_eq!(std::fs::read_to_string(&input).unwrap(), "a\n");
     }
 

@@ -110,10 +110,7 @@ fn run_mine(args: MineArgs) -> anyhow::Result<()> {
 }
 
 fn run_sample(args: SampleArgs) -> anyhow::Result<()> {
-    codecal::artifact::refuse_overwriting_inputs(
-        &[&args.out_queries, &args.out_pool],
-        &[&args.input],
-    )?;
+    codecal::artifact::refuse_unsafe_outputs(&[&args.out_queries, &args.out_pool], &[&args.input])?;
     let records = read_records(&args.input, args.strict)?;
     let exclude_repos = args.pool_exclude == Exclude::SameRepo;
     let (queries, pool) = codecal::corpus::sample(&records, args.queries, args.seed, exclude_repos);

@@ -92,7 +92,7 @@ pub struct GenerateArgs {
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
-    codecal::artifact::refuse_overwriting_inputs(&[&args.out], &[&args.prompts])?;
+    codecal::artifact::refuse_unsafe_outputs(&[&args.out], &[&args.prompts])?;
     let rows = read_prompts(&args.prompts)?;
     let templates = Templates::load(args.template_dir.as_deref(), Wording::Summary)?;
     let home = ModelHome::from_env()?;

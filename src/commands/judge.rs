@@ -58,7 +58,7 @@ pub struct JudgeArgs {
 pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
     let mut inputs = vec![args.answers.as_path()];
     inputs.extend(args.data.as_deref());
-    codecal::artifact::refuse_overwriting_inputs(&[&args.out], &inputs)?;
+    codecal::artifact::refuse_unsafe_outputs(&[&args.out], &inputs)?;
     let data = match (&args.data, args.dataset) {
         (Some(path), _) => path.clone(),
         (None, Dataset::Humaneval) => ModelHome::from_env()?.ensure_humaneval()?,

@@ -57,7 +57,7 @@ pub struct RetrieveArgs {
 }
 
 pub fn run(args: RetrieveArgs) -> anyhow::Result<()> {
-    codecal::artifact::refuse_overwriting_inputs(&[&args.out], &[&args.pool, &args.queries])?;
+    codecal::artifact::refuse_unsafe_outputs(&[&args.out], &[&args.pool, &args.queries])?;
     anyhow::ensure!(args.k > 0, "--k must be at least 1");
     let template = match &args.template {
         Some(path) => {

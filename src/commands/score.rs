@@ -43,7 +43,7 @@ pub struct ScoreArgs {
 
 pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
-        codecal::artifact::refuse_overwriting_inputs(&[out], &[&args.input])?;
+        codecal::artifact::refuse_unsafe_outputs(&[out], &[&args.input])?;
     }
     let table = Table::read(&args.input, args.format)?;
     let (id, reference, candidate) = (
