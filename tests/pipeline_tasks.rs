@@ -384,6 +384,13 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
     assert_eq!(success("average_token_probability"), "0.000");
     assert_eq!(success("oyster-intrinsic"), "1.000");
     assert_eq!(success("oyster-reassess"), "1.000");
+    // No main answer is right: the report says why its skill scores are
+    // undefined instead of dividing by zero.
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(
+        report.contains("all 60 items are incorrect: AUROC and skill score are undefined"),
+        "{report}"
+    );
 }
 
 /// Values that used to pass the config check and fail (or give an empty

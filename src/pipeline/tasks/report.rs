@@ -249,7 +249,17 @@ fn calibrate_or_raw(
     measure: &str,
 ) -> Result<CalibrationReport, PipelineError> {
     match calibrate(data, options) {
-        Ok(report) => Ok(report),
+        Ok(report) => {
+            // Say why a table has no skill score or no rescaled row (e.g. a
+            // model that got nothing right), once per model.
+            for warning in report.warnings.iter().filter(|w| w.starts_with("all ")) {
+                let note = format!("{label}: {warning}");
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+            Ok(report)
+        }
         Err(e) => {
             notes.push(format!("{label} {measure}: not rescaled ({e})"));
             let raw_only = CalibrateOptions {
