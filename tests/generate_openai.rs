@@ -205,16 +205,14 @@ fn the_api_key_is_sent_but_never_shown() {
 
 #[test]
 fn a_missing_key_variable_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
     let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
         .args(["generate", "--backend", "openai", "--model", "m"])
         .args(["--base-url", "http://127.0.0.1:9/v1"])
         .args(["--api-key-env", "CODECAL_TEST_UNSET_KEY_VAR"])
-        .args([
-            "--prompts",
-            "tests/fixtures/prompts_small.jsonl",
-            "--out",
-            "/dev/null",
-        ])
+        .args(["--prompts", "tests/fixtures/prompts_small.jsonl", "--out"])
+        .arg(&out)
         .env_remove("CODECAL_TEST_UNSET_KEY_VAR")
         .output()
         .unwrap();
@@ -224,6 +222,7 @@ fn a_missing_key_variable_is_named() {
         stderr.contains("CODECAL_TEST_UNSET_KEY_VAR is not set"),
         "{stderr}"
     );
+    assert!(!out.exists(), "nothing is written when the key is missing");
 }
 
 #[test]
