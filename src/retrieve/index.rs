@@ -39,6 +39,25 @@ pub enum IndexError {
     NotAnIndex { path: PathBuf },
 }
 
+/// Removes an old index directory. A reader of the old index that is still
+/// open (in this process or another) may create its lock files there while
+/// the removal runs, so a "directory not empty" is retried, a few times,
+/// briefly.
+fn remove_index_dir(dir: &Path) -> std::io::Result<()> {
+    let mut attempt = 0;
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if attempt < 20 && e.kind() == std::io::ErrorKind::DirectoryNotEmpty => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// What identifies a pool file's contents for index reuse: its canonical path,
 /// size and modification time.
 pub fn pool_fingerprint(path: &Path) -> std::io::Result<String> {
@@ -149,7 +168,7 @@ impl CodeIndex {
                         path: dir.to_owned(),
                     });
                 }
-                std::fs::remove_dir_all(dir).map_err(io)?;
+                remove_index_dir(dir).map_err(io)?;
             }
             std::fs::create_dir_all(dir).map_err(io)?;
             crate::artifact::write_atomic(&stamp, b"building").map_err(|e| IndexError::Io {
