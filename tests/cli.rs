@@ -896,3 +896,64 @@ fn a_closed_stdout_is_not_a_panic() {
         "{err}"
     );
 }
+
+/// Numeric flags outside their documented range fail at parsing, naming the
+/// flag, instead of "capacity overflow", a huge allocation, a silent switch
+/// to no rescaling, or NaN labelling everything wrong.
+#[test]
+fn out_of_range_flags_are_refused_at_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "in.csv",
+        "confidence,correct,score\n0.2,0,0.1\n0.8,1,0.9\n",
+    );
+    write(dir.path(), "ratings.csv", "id,rating,m\n1,1,0.1\n2,4,0.9\n");
+    let cases: [(&[&str], &str); 9] = [
+        (&["calibrate", "in.csv", "--bins", "100000000000"], "--bins"),
+        (&["calibrate", "in.csv", "--bins", "0"], "--bins"),
+        (&["calibrate", "in.csv", "--folds", "1"], "--folds"),
+        (&["calibrate", "in.csv", "--folds", "1000"], "--folds"),
+        (
+            &["calibrate", "in.csv", "--bootstrap", "1000000000"],
+            "--bootstrap",
+        ),
+        (
+            &[
+                "calibrate",
+                "in.csv",
+                "--score",
+                "score",
+                "--threshold",
+                "NaN",
+            ],
+            "--threshold",
+        ),
+        (
+            &["thresholds", "--ratings", "ratings.csv", "--grid", "1e-12"],
+            "--grid",
+        ),
+        (
+            &[
+                "thresholds",
+                "--ratings",
+                "ratings.csv",
+                "--bootstrap",
+                "1000000000",
+            ],
+            "--bootstrap",
+        ),
+        (&["score", "in.csv", "--threads", "10000"], "--threads"),
+    ];
+    for (args, flag) in cases {
+        let out = codecal(args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("error: invalid value") && first.contains(flag),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+}

@@ -34,7 +34,7 @@ pub struct CalibrateArgs {
     #[arg(long)]
     score: Option<String>,
     /// Threshold on --score at and above which an item counts as correct.
-    #[arg(long, requires = "score", conflicts_with = "thresholds")]
+    #[arg(long, requires = "score", conflicts_with = "thresholds", value_parser = super::finite)]
     threshold: Option<f64>,
     /// Instead of --threshold: a file written by `codecal thresholds` (e.g.
     /// thresholds/sbert-minilm.toml), read at --operating-point.
@@ -51,8 +51,9 @@ pub struct CalibrateArgs {
     target: Option<String>,
     /// Rescaling method. platt: logistic regression on logit(p) with scikit-learn's
     /// default L2 penalty (C = 1, intercept free); platt-ln: the same on ln(p);
-    /// platt-p: the same on p itself ("Open the Oyster", Eq. 4); temperature: slope only; isotonic: pool-adjacent-violators; histogram: success
-    /// rate per bin; none: raw metrics only.
+    /// platt-p: the same on p itself ("Open the Oyster", Eq. 4); temperature: slope
+    /// only; isotonic: pool-adjacent-violators; histogram: success rate per bin;
+    /// none: raw metrics only.
     #[arg(long, value_enum, default_value_t = Method::Platt)]
     method: Method,
     /// Fit the logistic rescalers without the L2 penalty (maximum likelihood).
@@ -61,17 +62,19 @@ pub struct CalibrateArgs {
     /// Cross-validation for the rescaler; default: group with --group, else kfold.
     #[arg(long, value_enum)]
     cv: Option<CvStrategy>,
-    /// Number of cross-validation folds.
-    #[arg(long, default_value_t = 5)]
+    /// Number of cross-validation folds (2 to 100).
+    #[arg(long, default_value_t = 5, value_parser = super::count_in(2..=100))]
     folds: usize,
-    /// Number of confidence bins for ECE, MCE, histogram binning and the diagram.
-    #[arg(long, default_value_t = 10)]
+    /// Number of confidence bins for ECE, MCE, histogram binning and the diagram
+    /// (1 to 1000).
+    #[arg(long, default_value_t = 10, value_parser = super::count_in(1..=1000))]
     bins: usize,
     /// How bins are cut: equal-width (i/N, (i+1)/N] or equal-mass (equal item counts).
     #[arg(long, value_enum, default_value_t = Binning::EqualWidth)]
     binning: Binning,
-    /// Bootstrap resamples for 95% percentile intervals; 0 turns them off.
-    #[arg(long, default_value_t = 1000)]
+    /// Bootstrap resamples for 95% percentile intervals (at most 100000); 0 turns
+    /// them off.
+    #[arg(long, default_value_t = 1000, value_parser = super::count_in(0..=100_000))]
     bootstrap: usize,
     /// Resample whole groups (from --group) instead of items.
     #[arg(long)]

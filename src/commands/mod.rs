@@ -28,3 +28,31 @@ pub struct PairColumns {
     #[arg(long, default_value = "candidate")]
     pub candidate: String,
 }
+
+/// A flag value that must be a finite number: NaN or infinity would
+/// silently label every item wrong.
+pub fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() => Ok(value),
+        Ok(_) => Err("must be a finite number".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A threshold grid step from 1e-6 to 1: at most a million candidates.
+pub fn grid_step(text: &str) -> Result<f64, String> {
+    let step = finite(text)?;
+    if (1e-6..=1.0).contains(&step) {
+        Ok(step)
+    } else {
+        Err("must be from 0.000001 to 1".into())
+    }
+}
+
+/// A count flag within `range`, checked at parsing so that a huge value is
+/// an error naming the flag, not an allocation failure after the work.
+pub fn count_in(
+    range: std::ops::RangeInclusive<u64>,
+) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(range)
+}

@@ -30,11 +30,12 @@ pub struct ScoreArgs {
     /// Where the embedding model runs: auto, cpu or cuda.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     device: Device,
-    /// Texts per inference batch (texts are sorted by length first).
-    #[arg(long, default_value_t = 32)]
+    /// Texts per inference batch (texts are sorted by length first; 1 to 4096).
+    #[arg(long, default_value_t = 32, value_parser = super::count_in(1..=4096))]
     batch_size: usize,
-    /// CPU threads in all (up to 4 batches run at once); 0 uses every core.
-    #[arg(long, default_value_t = 0)]
+    /// CPU threads in all (up to 4 batches run at once; at most 256); 0 uses every
+    /// core.
+    #[arg(long, default_value_t = 0, value_parser = super::count_in(0..=256))]
     threads: usize,
     /// Write the scores as CSV to this file (atomically) instead of stdout.
     #[arg(long)]

@@ -61,11 +61,13 @@ pub struct ThresholdsArgs {
     /// Report and write only these metrics (repeatable); default all.
     #[arg(long)]
     metric: Vec<String>,
-    /// Search thresholds on multiples of this step in [0, 1] instead of every score value.
-    #[arg(long)]
+    /// Search thresholds on multiples of this step in [0, 1] instead of every score
+    /// value (a step from 0.000001 to 1).
+    #[arg(long, value_parser = super::grid_step)]
     grid: Option<f64>,
-    /// Bootstrap resamples of items for the AUC and threshold intervals; 0 turns them off.
-    #[arg(long, default_value_t = 1000)]
+    /// Bootstrap resamples of items for the AUC and threshold intervals (at most
+    /// 100000); 0 turns them off.
+    #[arg(long, default_value_t = 1000, value_parser = super::count_in(0..=100_000))]
     bootstrap: usize,
     /// Seed for the bootstrap.
     #[arg(long, default_value_t = 0)]
