@@ -245,6 +245,30 @@ fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
         .iter()
         .map(|h| h.trim().to_owned())
         .collect();
+    if let Some(duplicate) = columns
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| columns[..i].contains(c).then_some(c))
+    {
+        return Err(malformed(
+            1,
+            format!("column {duplicate:?} appears twice in the header"),
+        ));
+    }
+    // The line a record starts on, counted from its byte offset: the csv
+    // crate's own count is one short for CRLF files.
+    let line_at = |position: Option<&csv::Position>| {
+        position.map_or(0, |p| {
+            let bytes = text.as_bytes();
+            let mut start = (p.byte() as usize).min(bytes.len());
+            // With CRLF the crate ends a record at `\r` and starts the next
+            // one at the `\n` that follows.
+            while start < bytes.len() && matches!(bytes[start], b'\r' | b'\n') {
+                start += 1;
+            }
+            bytes[..start].iter().filter(|&&b| b == b'\n').count() as u64 + 1
+        })
+    };
     let mut cells: Vec<ColumnCells> = columns.iter().map(|_| ColumnCells::default()).collect();
     let mut lines = Vec::new();
     let mut record = csv::StringRecord::new();
@@ -253,11 +277,10 @@ fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                return Err(malformed(line, e.to_string()));
+                return Err(malformed(line_at(e.position()), e.to_string()));
             }
         }
-        let line = record.position().map_or(0, |p| p.line());
+        let line = line_at(record.position());
         if record.len() != columns.len() {
             let message = format!(
                 "{} fields where the header has {}",
@@ -431,5 +454,24 @@ mod tests {
             err.to_string()
                 .contains("a.csv:3: 1 fields where the header has 2")
         );
+    }
+
+    #[test]
+    fn crlf_lines_are_counted_as_lf_lines_and_duplicate_columns_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("lf.csv", "p,y\n0.5,1\n0.7,x\n"),
+            ("crlf.csv", "p,y\r\n0.5,1\r\n0.7,x\r\n"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let table = Table::read(&path, None).unwrap();
+            let at = table.column("y").unwrap().location(1);
+            assert_eq!(at.line, 3, "{name}");
+        }
+        let path = dir.path().join("dup.csv");
+        std::fs::write(&path, "p,y,y\n0.5,1,0\n").unwrap();
+        let err = Table::read(&path, None).unwrap_err().to_string();
+        assert!(err.contains("\"y\" appears twice"), "{err}");
     }
 }
