@@ -12,9 +12,6 @@ pub struct WriteError {
     pub source: std::io::Error,
 }
 
-const NOT_REGULAR: &str =
-    "not a regular file; codecal writes only regular files and never replaces others";
-
 /// Writes `bytes` to `path` through a temporary file in the same directory.
 /// A path that exists as anything but a regular file (a device, a FIFO, a
 /// directory) is refused, never replaced.
@@ -23,11 +20,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         path: path.to_owned(),
         source,
     };
-    if let Ok(metadata) = std::fs::metadata(path)
-        && !metadata.is_file()
-    {
-        return Err(error(std::io::Error::other(NOT_REGULAR)));
-    }
+    existing_regular_file(path)?;
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -39,26 +32,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// The metadata of `path` where it exists; an error where it exists as
+/// anything but a regular file, which codecal must never replace.
+fn existing_regular_file(path: &Path) -> Result<Option<std::fs::Metadata>, WriteError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if !metadata.is_file() => Err(WriteError {
+            path: path.to_owned(),
+            source: std::io::Error::other(
+                "not a regular file; codecal writes only regular files and never replaces others",
+            ),
+        }),
+        Ok(metadata) => Ok(Some(metadata)),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Refuses, before any work, an output that is one of the inputs (the same
 /// path, or a hard or symbolic link to the same file) or that exists as
 /// anything but a regular file, which [`write_atomic`] would refuse only at
 /// the end.
 pub fn refuse_unsafe_outputs(outputs: &[&Path], inputs: &[&Path]) -> Result<(), WriteError> {
     use std::os::unix::fs::MetadataExt;
-    let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+    let identity = |m: &std::fs::Metadata| (m.dev(), m.ino());
     for output in outputs {
-        if let Ok(metadata) = std::fs::metadata(output)
-            && !metadata.is_file()
-        {
-            return Err(WriteError {
-                path: output.to_path_buf(),
-                source: std::io::Error::other(NOT_REGULAR),
-            });
-        }
-        let Some(out) = identity(output) else {
+        let Some(out) = existing_regular_file(output)? else {
             continue;
         };
-        if let Some(input) = inputs.iter().find(|input| identity(input) == Some(out)) {
+        let same =
+            |input: &&&Path| std::fs::metadata(input).is_ok_and(|m| identity(&m) == identity(&out));
+        if let Some(input) = inputs.iter().find(same) {
             return Err(WriteError {
                 path: output.to_path_buf(),
                 source: std::io::Error::other(format!(
