@@ -96,9 +96,16 @@ pub(crate) fn calibrate_and_report(
         let generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         outcomes.push(outcome_row(label, &verdicts));
+        // Read each row's tokens once, not once per measure.
+        let first_k = config.generation.first_k;
+        let answer_measures: Vec<Option<AnswerMeasures>> = generations
+            .iter()
+            .zip(&verdicts)
+            .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
+            .collect();
         for measure in &measures {
-            let first_k = config.generation.first_k;
-            let column = measure_column(&generations, &verdicts, measure, baseline, first_k);
+            let column =
+                measure_column(&generations, &verdicts, &answer_measures, measure, baseline);
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
@@ -130,9 +137,9 @@ pub(crate) fn calibrate_and_report(
 fn measure_column(
     generations: &[Value],
     verdicts: &[Value],
+    answer_measures: &[Option<AnswerMeasures>],
     measure: &str,
     baseline: Option<LengthBaseline>,
-    first_k: Option<usize>,
 ) -> Column {
     let mut data = CalibrationData {
         confidence: Vec::new(),
@@ -141,9 +148,12 @@ fn measure_column(
         target: None,
     };
     let mut missing = 0;
-    for (generation, verdict) in generations.iter().zip(verdicts) {
+    for ((generation, verdict), answer) in generations.iter().zip(verdicts).zip(answer_measures) {
         let answer_length = text_field(verdict, "answer").chars().count();
-        let confidence = answer_token_measure(generation, verdict, measure, first_k)
+        let over_answer = answer
+            .as_ref()
+            .and_then(|measures| measures.get(measure).copied());
+        let confidence = over_answer
             .unwrap_or_else(|| confidence_of(generation, measure, baseline, answer_length));
         missing += usize::from(confidence.is_none());
         data.confidence.push(confidence.unwrap_or(0.0));
@@ -197,17 +207,18 @@ fn oyster_calibration(
     )
 }
 
-/// A token measure over the tokens of the answer the verdict judged (its
-/// `answer_tokens`), not over the whole reply; `None` when `measure` is not
-/// a token measure or the verdict records no span. An answer with no tokens
-/// of its own (an empty answer) is measured over the whole reply, so the
-/// item keeps a value.
-fn answer_token_measure(
+/// Every token measure by name over one answer's tokens.
+type AnswerMeasures = BTreeMap<String, Option<f64>>;
+
+/// The token measures over the tokens of the answer the verdict judged (its
+/// `answer_tokens`), not over the whole reply; `None` where the verdict
+/// records no span. An answer with no tokens of its own (an empty answer) is
+/// measured over the whole reply, so the item keeps a value.
+fn answer_token_measures(
     generation: &Value,
     verdict: &Value,
-    measure: &str,
     first_k: Option<usize>,
-) -> Option<Option<f64>> {
+) -> Option<AnswerMeasures> {
     let [start, end]: [usize; 2] =
         serde_json::from_value(verdict.get("answer_tokens")?.clone()).ok()?;
     let tokens: Vec<Token> = serde_json::from_value(generation.get("tokens")?.clone()).ok()?;
@@ -215,9 +226,7 @@ fn answer_token_measure(
         .get(start..end)
         .filter(|s| !s.is_empty())
         .unwrap_or(&tokens);
-    let measures = token_measures(span, first_k);
-    let (_, value) = measures.into_iter().find(|(name, _)| name == measure)?;
-    Some(value)
+    Some(token_measures(span, first_k).into_iter().collect())
 }
 
 /// The confidence a generation row holds for `measure`, or the length
