@@ -71,20 +71,15 @@ _end(0, "\n" + nonce)
 "#;
 
 /// The completion marker a run expects: fresh randomness per program, so
-/// that a program cannot know it in advance.
-fn new_nonce() -> String {
+/// that a program cannot know it in advance. Without the kernel's
+/// randomness there is no marker a program could not guess, so no run.
+fn new_nonce() -> Result<String, SandboxError> {
     let mut bytes = [0u8; 16];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        // No /dev/urandom: the time and address still make an unguessable-enough
-        // marker for a program that has not seen this run.
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = (seed ^ (&bytes as *const _ as u128)).to_le_bytes();
-    }
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(SandboxError::Randomness)?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("codecal-completed-{hex}")
+    Ok(format!("codecal-completed-{hex}"))
 }
 
 /// How a program ended.
@@ -147,6 +142,8 @@ pub enum SandboxError {
     Spawn(std::io::Error),
     #[error("lost contact with a sandboxed program: {0}")]
     Io(std::io::Error),
+    #[error("cannot read /dev/urandom for the completion marker: {0}")]
+    Randomness(std::io::Error),
 }
 
 /// A ready sandbox: an isolation that was seen to work, and the limits.
@@ -214,7 +211,7 @@ impl Sandbox {
     /// Runs one program to its end or its limits.
     pub fn run(&self, program: &str) -> Result<Execution, SandboxError> {
         let started = Instant::now();
-        let nonce = new_nonce();
+        let nonce = new_nonce()?;
         let mut child = self.command().spawn().map_err(SandboxError::Spawn)?;
         let stderr = drain(child.stderr.take(), self.limits.output_bytes);
         let stdout = drain(child.stdout.take(), self.limits.output_bytes);
