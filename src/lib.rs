@@ -7,12 +7,14 @@
 //! `score` measures similarity to a reference
 //! (with models set up by `models`), `thresholds` picks score thresholds
 //! from human ratings, `calibrate` measures and rescales
-//! confidence, `report` renders results, `pipeline` joins every stage in one
+//! confidence (and saves a calibrator that `apply` uses to decide on new
+//! items), `report` renders results, `pipeline` joins every stage in one
 //! resumable run, and `artifact` writes files atomically. Beyond summaries,
 //! `task` poses code generation and reasoning problems and judges answers,
 //! running generated code only inside `sandbox`. The CLI
 //! in `main.rs` is a thin shell over these.
 
+pub mod apply;
 pub mod artifact;
 pub mod calibrate;
 pub mod confidence;

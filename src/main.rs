@@ -19,6 +19,9 @@ struct Cli {
 enum Command {
     /// Measure how well confidences predict correctness, raw and rescaled.
     Calibrate(commands::calibrate::CalibrateArgs),
+    /// Apply a saved calibrator (`calibrate --save`) to new items: each gets
+    /// its calibrated confidence and a decision (accept, review or reject).
+    Apply(commands::apply::ApplyArgs),
     /// Score candidate summaries against references: SentenceBERT cosine,
     /// BERTScore, BLEU and ROUGE. Installs the model on first use.
     Score(commands::score::ScoreArgs),
@@ -84,6 +87,7 @@ fn one_line(err: &anyhow::Error) -> String {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate(args) => commands::calibrate::run(args),
+        Command::Apply(args) => commands::apply::run(args),
         Command::Score(args) => commands::score::run(args),
         Command::Thresholds(args) => commands::thresholds::run(args),
         Command::Retrieve(args) => commands::retrieve::run(args),

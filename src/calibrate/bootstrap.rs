@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use super::metrics::{METRIC_NAMES, Sample};
+use super::metrics::{METRIC_COUNT, METRIC_NAMES, Sample};
 
 /// How to resample.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,7 +37,7 @@ pub fn intervals(
     unit_count: usize,
     spec: BootstrapSpec,
 ) -> Vec<Intervals> {
-    let draws: Vec<Vec<[Option<f64>; 11]>> = (0..spec.resamples)
+    let draws: Vec<Vec<[Option<f64>; METRIC_COUNT]>> = (0..spec.resamples)
         .into_par_iter()
         .map(|b| {
             let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
@@ -51,7 +51,7 @@ pub fn intervals(
                 .map(|(sample, members)| {
                     let weights: Vec<u32> = members.iter().map(|&i| unit_draws[units[i]]).collect();
                     if weights.iter().all(|&w| w == 0) {
-                        return [None; 11];
+                        return [None; METRIC_COUNT];
                     }
                     sample.metrics(Some(&weights)).values()
                 })

@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// The splitting strategies `codecal calibrate --cv` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CvStrategy {
     /// Seeded shuffle, then k contiguous folds of near-equal size.

@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use super::selective;
+
 /// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -62,10 +64,22 @@ pub struct Metrics {
     pub log_loss: f64,
     /// Spearman's rho between confidence and the target column.
     pub spearman: Option<f64>,
+    /// Area under the risk–coverage curve (see `selective`).
+    pub aurc: f64,
+    /// AURC minus the AURC of a ranking with every correct item first.
+    pub e_aurc: f64,
+    /// Area under the generalized risk–coverage curve (Traub et al. 2024).
+    pub augrc: f64,
+    /// The largest fraction a confidence cutoff accepts at precision ≥ 0.8.
+    pub coverage_at_p80: f64,
+    /// The same at precision ≥ 0.9.
+    pub coverage_at_p90: f64,
+    /// The same at precision ≥ 0.95.
+    pub coverage_at_p95: f64,
 }
 
 /// Names of the metrics that get confidence intervals, in table order.
-pub const METRIC_NAMES: [&str; 11] = [
+pub const METRIC_NAMES: [&str; METRIC_COUNT] = [
     "base_rate",
     "ece",
     "mce",
@@ -77,11 +91,20 @@ pub const METRIC_NAMES: [&str; 11] = [
     "auroc",
     "log_loss",
     "spearman",
+    "aurc",
+    "e_aurc",
+    "augrc",
+    "coverage_at_p80",
+    "coverage_at_p90",
+    "coverage_at_p95",
 ];
+
+/// How many metrics [`Metrics::values`] gives.
+pub const METRIC_COUNT: usize = 17;
 
 impl Metrics {
     /// The metric values in the order of [`METRIC_NAMES`].
-    pub fn values(&self) -> [Option<f64>; 11] {
+    pub fn values(&self) -> [Option<f64>; METRIC_COUNT] {
         [
             Some(self.base_rate),
             Some(self.ece),
@@ -94,6 +117,12 @@ impl Metrics {
             self.auroc,
             Some(self.log_loss),
             self.spearman,
+            Some(self.aurc),
+            Some(self.e_aurc),
+            Some(self.augrc),
+            Some(self.coverage_at_p80),
+            Some(self.coverage_at_p90),
+            Some(self.coverage_at_p95),
         ]
     }
 }
@@ -205,6 +234,9 @@ impl<'a> Sample<'a> {
             .sum();
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
+        let selective =
+            selective::selective(&self.by_confidence, self.confidence, self.correct, &w);
+        let [coverage_at_p80, coverage_at_p90, coverage_at_p95] = selective.coverage_at_precision;
         let metrics = Metrics {
             n: total.round() as usize,
             base_rate,
@@ -218,6 +250,12 @@ impl<'a> Sample<'a> {
             auroc: self.auroc(&w),
             log_loss: log_sum / total,
             spearman: self.spearman(&w),
+            aurc: selective.aurc,
+            e_aurc: selective.e_aurc,
+            augrc: selective.augrc,
+            coverage_at_p80,
+            coverage_at_p90,
+            coverage_at_p95,
         };
         (metrics, bins)
     }

@@ -2,15 +2,20 @@
 //! after rescaling with cross-validation, with bootstrap intervals.
 //!
 //! [`calibrate`] takes [`CalibrationData`] and [`CalibrateOptions`] and returns
-//! a [`CalibrationReport`] of plain data. No file IO happens here (reading is
-//! `table`, writing is `report`), and no threshold is chosen here (that is
-//! `thresholds`): a label arrives already decided.
+//! a [`CalibrationReport`] of plain data, with the rescaler's final fit on
+//! every item and the decision cutoffs (`cutoffs`) chosen on out-of-fold
+//! confidences. No file IO happens here (reading is `table`, writing is
+//! `report`) except the calibrator file (`calibrator`), and no threshold is
+//! chosen here (that is `thresholds`): a label arrives already decided.
 
 pub(crate) mod bootstrap;
+pub mod calibrator;
+pub mod cutoffs;
 pub mod cv;
 mod data;
 pub mod metrics;
 pub mod rescale;
+pub mod selective;
 
 use std::collections::BTreeMap;
 
@@ -18,6 +23,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 pub use bootstrap::{BootstrapSpec, Intervals};
+pub use calibrator::{Calibrator, CalibratorError, Provenance};
+pub use cutoffs::{Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision};
 pub use cv::{CvError, CvStrategy, Folds};
 pub use data::{CalibrationData, ColumnSpec, DataError, LabelSource};
 pub use metrics::{Bin, BinSpec, Binning, Metrics, Sample};
@@ -40,6 +47,9 @@ pub struct CalibrateOptions {
     pub bootstrap: usize,
     pub bootstrap_by_group: bool,
     pub seed: u64,
+    /// Acceptance (and rejection) cutoffs to choose on the out-of-fold
+    /// confidences, or the raw ones with `Method::None`.
+    pub cutoffs: CutoffParams,
 }
 
 impl Default for CalibrateOptions {
@@ -56,6 +66,7 @@ impl Default for CalibrateOptions {
             bootstrap: 1000,
             bootstrap_by_group: false,
             seed: 0,
+            cutoffs: CutoffParams::default(),
         }
     }
 }
@@ -78,6 +89,10 @@ pub enum CalibrateError {
         fold: usize,
         source: rescale::FitError,
     },
+    #[error("the final fit on all items: {0}")]
+    FinalFit(rescale::FitError),
+    #[error(transparent)]
+    Cutoffs(#[from] CutoffParamError),
 }
 
 /// Metrics of one set of confidences with their bootstrap intervals.
@@ -121,6 +136,13 @@ pub struct CalibrationReport {
     pub untested_items: usize,
     pub bucket_collapse: bool,
     pub rescaler: Vec<FoldFit>,
+    /// The rescaler fitted on every item after the cross-validated
+    /// evaluation: the one a saved calibrator applies to new items.
+    pub final_fit: Option<Rescaler>,
+    /// Which confidences the cutoffs were chosen on: "out-of-fold" (rescaled
+    /// by a rescaler that never saw the item) or "raw".
+    pub cutoffs_on: &'static str,
+    pub cutoffs: Cutoffs,
     pub bins: usize,
     pub binning: Binning,
     pub bootstrap: usize,
@@ -163,6 +185,24 @@ pub fn calibrate(
     let out_of_fold = match (&params, single_class) {
         (Some(params), false) => Some(rescale_out_of_fold(data, params, options)?),
         _ => None,
+    };
+    let final_fit = match (&params, &out_of_fold) {
+        (Some(params), Some(_)) => Some(
+            params
+                .fit(&data.confidence, &data.correct)
+                .map_err(CalibrateError::FinalFit)?,
+        ),
+        _ => None,
+    };
+    let (cutoffs_on, cutoffs) = match &out_of_fold {
+        Some(oof) => {
+            let correct: Vec<bool> = oof.items.iter().map(|&i| data.correct[i]).collect();
+            (
+                "out-of-fold",
+                options.cutoffs.fit(&oof.confidence, &correct)?,
+            )
+        }
+        None => ("raw", options.cutoffs.fit(&data.confidence, &data.correct)?),
     };
 
     let target = data.target.as_deref();
@@ -237,6 +277,9 @@ pub fn calibrate(
         untested_items,
         bucket_collapse,
         rescaler: out_of_fold.map(|o| o.fits).unwrap_or_default(),
+        final_fit,
+        cutoffs_on,
+        cutoffs,
         bins: options.bins.count,
         binning: options.bins.binning,
         bootstrap: options.bootstrap,

@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use codecal::artifact::refuse_unsafe_outputs;
+use codecal::calibrate::calibrator::LabelDefinition;
 use codecal::calibrate::{
-    BinSpec, Binning, CalibrateOptions, CalibrationData, ColumnSpec, CvStrategy, LabelSource,
-    Method, calibrate,
+    BinSpec, Binning, CalibrateOptions, CalibrationData, Calibrator, ColumnSpec, CutoffParams,
+    CvStrategy, LabelSource, Method, Provenance, calibrate,
 };
 use codecal::report;
 use codecal::table::{Format, Table};
@@ -85,13 +87,31 @@ pub struct CalibrateArgs {
     /// Print one JSON object instead of the Markdown table.
     #[arg(long)]
     json: bool,
-    /// Also write metrics.json, metrics.csv, table.md, table.tex, reliability.svg
-    /// and reliability.png into this directory.
+    /// Also write metrics.json, metrics.csv, table.md, table.tex, reliability.svg,
+    /// reliability.png, risk_coverage.svg and risk_coverage.png into this directory.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Save the calibrator (final fit on every item, cutoffs, metrics) as JSON
+    /// for `codecal apply`.
+    #[arg(long)]
+    save: Option<PathBuf>,
+    /// Precision among accepted items that an accept cutoff must guarantee
+    /// (repeatable; default 0.8, 0.9 and 0.95). Chosen by Learn-then-Test on the
+    /// out-of-fold confidences, or the raw ones with --method none.
+    #[arg(long, value_parser = super::finite)]
+    target_precision: Vec<f64>,
+    /// The chance the cutoffs' guarantee may fail.
+    #[arg(long, default_value_t = 0.1, value_parser = super::finite)]
+    delta: f64,
+    /// Also choose a reject cutoff: below it, at least this fraction of items is
+    /// wrong, with the same guarantee.
+    #[arg(long, value_parser = super::finite)]
+    reject_precision: Option<f64>,
 }
 
 pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
+    let outputs: Vec<&std::path::Path> = args.save.iter().map(PathBuf::as_path).collect();
+    refuse_unsafe_outputs(&outputs, &[&args.input])?;
     let table = Table::read(&args.input, args.format)?;
     let label = match &args.score {
         Some(column) => LabelSource::Threshold {
@@ -124,6 +144,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         bootstrap: args.bootstrap,
         bootstrap_by_group: args.bootstrap_by_group,
         seed: args.seed,
+        cutoffs: cutoff_params(&args),
     };
     let report = calibrate(&data, &options)
         .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;
@@ -134,6 +155,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         for warning in report::write_calibration_dir(dir, &report)? {
             eprintln!("codecal: warning: {warning}");
         }
+    }
+    if let Some(path) = &args.save {
+        Calibrator::from_report(&report, provenance(&args)?).save(path)?;
     }
     if args.json {
         print!("{}", report::json(&report));
@@ -161,4 +185,51 @@ fn score_threshold(args: &CalibrateArgs) -> anyhow::Result<f64> {
         found.metric
     );
     Ok(found.threshold)
+}
+
+fn cutoff_params(args: &CalibrateArgs) -> CutoffParams {
+    let defaults = CutoffParams::default();
+    CutoffParams {
+        target_precisions: if args.target_precision.is_empty() {
+            defaults.target_precisions
+        } else {
+            args.target_precision.clone()
+        },
+        delta: args.delta,
+        reject_precision: args.reject_precision,
+        grid: defaults.grid,
+    }
+}
+
+/// What the saved calibrator records about its items.
+fn provenance(args: &CalibrateArgs) -> anyhow::Result<Provenance> {
+    let label = match &args.score {
+        Some(column) => LabelDefinition {
+            column: column.clone(),
+            threshold: Some(score_threshold_quiet(args)?),
+            thresholds_file: args.thresholds.as_ref().map(|p| p.display().to_string()),
+            operating_point: args
+                .thresholds
+                .as_ref()
+                .map(|_| args.operating_point.section().to_owned()),
+            metric: None,
+        },
+        None => LabelDefinition {
+            column: args.correct.clone().unwrap_or_else(|| "correct".into()),
+            ..LabelDefinition::default()
+        },
+    };
+    Ok(Provenance {
+        measure: args.confidence.clone(),
+        label,
+        generator: None,
+    })
+}
+
+fn score_threshold_quiet(args: &CalibrateArgs) -> anyhow::Result<f64> {
+    match (&args.threshold, &args.thresholds) {
+        (Some(t), _) => Ok(*t),
+        (None, Some(path)) => Ok(read_threshold(path, args.operating_point)?.threshold),
+        (None, None) => anyhow::bail!("--score needs --threshold or --thresholds"),
+    }
 }

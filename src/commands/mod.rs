@@ -4,6 +4,7 @@
 
 use clap::Args;
 
+pub mod apply;
 pub mod calibrate;
 pub mod corpus;
 pub mod generate;

@@ -3,7 +3,7 @@
 
 use super::PipelineError;
 use super::config::{RunConfig, enum_value};
-use crate::calibrate::{BinSpec, Binning, CalibrateOptions};
+use crate::calibrate::{BinSpec, Binning, CalibrateOptions, CutoffParams};
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
@@ -19,5 +19,11 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
         bootstrap: config.calibration.bootstrap,
         bootstrap_by_group: false,
         seed: config.calibration.seed,
+        cutoffs: CutoffParams {
+            target_precisions: config.calibration.target_precision.clone(),
+            delta: config.calibration.delta,
+            reject_precision: config.calibration.reject_precision,
+            ..CutoffParams::default()
+        },
     })
 }

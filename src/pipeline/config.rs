@@ -256,6 +256,13 @@ pub struct CalibrationConfig {
     pub bins: usize,
     pub bootstrap: usize,
     pub seed: u64,
+    /// Precisions among accepted items the decision cutoffs aim for.
+    pub target_precision: Vec<f64>,
+    /// The chance a cutoff's guarantee may fail.
+    pub delta: f64,
+    /// Target error rate among rejected items, as a precision; none: reject nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reject_precision: Option<f64>,
 }
 
 impl Default for CalibrationConfig {
@@ -268,6 +275,9 @@ impl Default for CalibrationConfig {
             bins: 10,
             bootstrap: 1000,
             seed: 0,
+            target_precision: vec![0.8, 0.9, 0.95],
+            delta: 0.1,
+            reject_precision: None,
         }
     }
 }
@@ -489,6 +499,22 @@ impl RunConfig {
             "calibration.bootstrap",
             c.bootstrap <= 100_000,
             "at most 100000 (0 turns the intervals off)",
+        )?;
+        let open_unit = |x: f64| x > 0.0 && x < 1.0;
+        within(
+            "calibration.target_precision",
+            !c.target_precision.is_empty() && c.target_precision.iter().all(|&t| open_unit(t)),
+            "a non-empty list of precisions above 0 and below 1",
+        )?;
+        within(
+            "calibration.delta",
+            open_unit(c.delta),
+            "above 0 and below 1",
+        )?;
+        within(
+            "calibration.reject_precision",
+            c.reject_precision.is_none_or(open_unit),
+            "above 0 and below 1",
         )?;
         let d = &self.dataset;
         if self.task()? != TaskKind::Summarize {

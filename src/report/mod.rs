@@ -32,6 +32,12 @@ fn metric_label(name: &str) -> &'static str {
         "auroc" => "AUROC",
         "log_loss" => "Log loss",
         "spearman" => "Spearman's rho",
+        "aurc" => "AURC (risk-coverage)",
+        "e_aurc" => "E-AURC",
+        "augrc" => "AUGRC",
+        "coverage_at_p80" => "Coverage at precision 0.8",
+        "coverage_at_p90" => "Coverage at precision 0.9",
+        "coverage_at_p95" => "Coverage at precision 0.95",
         _ => "?",
     }
 }

@@ -3,14 +3,15 @@
 //! (lo, hi] bins the ECE uses, so a rescaled confidence never changes bin
 //! meaning between fitting and evaluation.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::logistic::{FitError, check_training_set};
 use crate::calibrate::metrics::equal_width_bin;
 
 /// A fitted histogram map. A bin with no training items keeps the raw
 /// confidence: there is no evidence there to move it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HistogramBinning {
     /// Success rate per bin, `None` where the bin was empty in training.
     pub values: Vec<Option<f64>>,

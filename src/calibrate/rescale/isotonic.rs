@@ -7,12 +7,13 @@
 //! scikit-learn's prediction rule (the test below holds it to 1e-9), and the
 //! algorithm is a few dozen lines, not worth an ndarray stack of its own.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::logistic::{FitError, check_training_set};
 
 /// A fitted non-decreasing step-and-ramp map from confidence to P(correct).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Isotonic {
     /// Distinct training confidences, ascending.
     pub x: Vec<f64>,

@@ -12,13 +12,13 @@
 //! which is both the 1e-6 agreement the tests demand and the speed the
 //! 1,000,000-row benchmark needs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Probabilities are clipped to [CLIP, 1 - CLIP] before the logit or log.
 pub const CLIP: f64 = 1e-12;
 
 /// The transform of a confidence that the regression sees.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Feature {
     /// ln(p / (1 - p))
@@ -84,7 +84,8 @@ pub enum FitError {
 }
 
 /// A fitted logistic rescaler: P(correct) = sigmoid(slope · feature(p) + intercept).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Platt {
     pub feature: Feature,
     pub slope: f64,

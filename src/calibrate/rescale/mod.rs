@@ -9,14 +9,14 @@ mod histogram;
 mod isotonic;
 mod logistic;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use histogram::{HistogramBinning, HistogramParamError, HistogramParams, HistogramValidParams};
 pub use isotonic::{Isotonic, IsotonicParams};
 pub use logistic::{CLIP, Feature, FitError, ParamError, Platt, PlattParams, PlattValidParams};
 
 /// The rescaling methods `codecal calibrate --method` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Logistic regression on logit(p) (Platt scaling).

@@ -1,0 +1,384 @@
+//! The calibrator file: everything needed to turn a new item's raw
+//! confidence into a calibrated one and a decision, saved as versioned JSON.
+//!
+//! A [`Calibrator`] is built from a [`CalibrationReport`] (its final fit on
+//! every labelled item, its cutoffs and its cross-validated metrics) plus
+//! where the items came from ([`Provenance`]). It is read back with
+//! [`Calibrator::load`], which refuses another format or version, and applied
+//! with [`Calibrator::apply`]. This is the one part of `calibrate` that reads
+//! and writes a file, because the file *is* its subject; reading items and
+//! writing their decisions is the apply stage's (`crate::apply`).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::cutoffs::{Cutoff, Cutoffs, Decision};
+use super::rescale::{HistogramBinning, Isotonic, Method, Platt, Rescaler};
+use super::{CalibrationReport, CvStrategy};
+use crate::artifact::{WriteError, write_atomic};
+
+/// The `format` field of every calibrator file.
+pub const FORMAT: &str = "codecal-calibrator";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A fitted rescaler as saved: tagged by its kind, so that reading is exact.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SavedRescaler {
+    Logistic(Platt),
+    Isotonic(Isotonic),
+    Histogram(HistogramBinning),
+}
+
+impl From<&Rescaler> for SavedRescaler {
+    fn from(rescaler: &Rescaler) -> Self {
+        match rescaler {
+            Rescaler::Logistic(m) => SavedRescaler::Logistic(m.clone()),
+            Rescaler::Isotonic(m) => SavedRescaler::Isotonic(m.clone()),
+            Rescaler::Histogram(m) => SavedRescaler::Histogram(m.clone()),
+        }
+    }
+}
+
+impl SavedRescaler {
+    fn rescaler(&self) -> Rescaler {
+        match self {
+            SavedRescaler::Logistic(m) => Rescaler::Logistic(m.clone()),
+            SavedRescaler::Isotonic(m) => Rescaler::Isotonic(m.clone()),
+            SavedRescaler::Histogram(m) => Rescaler::Histogram(m.clone()),
+        }
+    }
+
+    /// Why these coefficients cannot be applied, if they cannot.
+    fn defect(&self) -> Option<&'static str> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        match self {
+            SavedRescaler::Logistic(m) if !finite(&[m.slope, m.intercept]) => {
+                Some("a logistic slope or intercept is not a finite number")
+            }
+            SavedRescaler::Isotonic(m)
+                if m.x.is_empty()
+                    || m.x.len() != m.y.len()
+                    || !finite(&m.x)
+                    || !finite(&m.y)
+                    || m.x.windows(2).any(|w| w[0] >= w[1]) =>
+            {
+                Some("the isotonic table needs equally many finite x and y, x strictly ascending")
+            }
+            SavedRescaler::Histogram(m)
+                if m.values.is_empty() || m.values.iter().flatten().any(|v| !v.is_finite()) =>
+            {
+                Some("the histogram table needs at least one bin, each a finite value or null")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How "correct" was defined for the training items.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelDefinition {
+    /// The column labels came from (a 0/1 column, or the score column thresholded).
+    pub column: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operating_point: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+}
+
+/// The generator whose confidences were calibrated, where known.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Generator {
+    pub backend: String,
+    pub model: String,
+    /// sha256 of the prompt template (or of the prompts file's template text).
+    pub prompt_template_sha256: String,
+    /// The decoding parameters, as the generation stage recorded them.
+    pub decoding: serde_json::Value,
+}
+
+/// Where the training items came from: what the file cannot infer itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Provenance {
+    /// The confidence measure (the column or measure name).
+    pub measure: String,
+    pub label: LabelDefinition,
+    pub generator: Option<Generator>,
+}
+
+/// The training items and how well the calibration did on them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Training {
+    pub n: usize,
+    pub base_rate: f64,
+    pub cv: CvStrategy,
+    pub folds: usize,
+    pub seed: u64,
+    /// The cross-validated metrics: `raw` and `rescaled` as in `calibrate --json`.
+    pub metrics: serde_json::Value,
+}
+
+/// A saved calibration, ready to apply to new items.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibrator {
+    pub format: String,
+    pub format_version: u32,
+    pub codecal_version: String,
+    /// The confidence measure the rescaler expects.
+    pub measure: String,
+    pub method: Method,
+    /// The final fit on every training item; `None` with `--method none` or
+    /// when no rescaler could be fitted (the raw confidence is then used).
+    pub rescaler: Option<SavedRescaler>,
+    pub label: LabelDefinition,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<Generator>,
+    pub training: Training,
+    /// "out-of-fold" or "raw": the confidences the cutoffs were chosen on.
+    pub cutoffs_on: String,
+    pub cutoffs: Cutoffs,
+}
+
+/// Why a calibrator file could not be read or used.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibratorError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a codecal calibrator: {reason}")]
+    NotCalibrator { path: PathBuf, reason: String },
+    #[error(
+        "{path}: calibrator format version {found}, but codecal {ours} reads version {FORMAT_VERSION}"
+    )]
+    Version {
+        path: PathBuf,
+        found: u64,
+        ours: &'static str,
+    },
+    #[error("{path}: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("the calibrator has no cutoff for target precision {0}; it has {1}")]
+    NoSuchTarget(f64, String),
+}
+
+/// One item's calibrated confidence and decision.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Applied {
+    pub calibrated: f64,
+    pub decision: Decision,
+}
+
+impl Calibrator {
+    /// The calibrator a report defines, with its provenance.
+    pub fn from_report(report: &CalibrationReport, provenance: Provenance) -> Calibrator {
+        let metrics = serde_json::json!({
+            "raw": report.raw,
+            "rescaled": report.rescaled,
+        });
+        Calibrator {
+            format: FORMAT.to_owned(),
+            format_version: FORMAT_VERSION,
+            codecal_version: env!("CARGO_PKG_VERSION").to_owned(),
+            measure: provenance.measure,
+            method: report.method,
+            rescaler: report.final_fit.as_ref().map(SavedRescaler::from),
+            label: provenance.label,
+            generator: provenance.generator,
+            training: Training {
+                n: report.raw.metrics.n,
+                base_rate: report.raw.metrics.base_rate,
+                cv: report.cv,
+                folds: report.folds,
+                seed: report.seed,
+                metrics,
+            },
+            cutoffs_on: report.cutoffs_on.to_owned(),
+            cutoffs: report.cutoffs.clone(),
+        }
+    }
+
+    /// Pretty JSON, one trailing newline; floats round-trip exactly.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a calibrator serializes");
+        text.push('\n');
+        text
+    }
+
+    /// Writes the file atomically (a temporary file, then a rename).
+    pub fn save(&self, path: &Path) -> Result<(), CalibratorError> {
+        write_atomic(path, self.to_json().as_bytes())?;
+        Ok(())
+    }
+
+    /// Reads a calibrator, checking the format, its version and its tables.
+    pub fn load(path: &Path) -> Result<Calibrator, CalibratorError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CalibratorError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Calibrator::parse(path, &text)
+    }
+
+    /// [`Calibrator::load`] on text already read; `path` names it in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<Calibrator, CalibratorError> {
+        let not_calibrator = |reason: String| CalibratorError::NotCalibrator {
+            path: path.to_owned(),
+            reason,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| not_calibrator(format!("not JSON: {e}")))?;
+        match value.get("format").and_then(|f| f.as_str()) {
+            Some(FORMAT) => {}
+            Some(other) => return Err(not_calibrator(format!("its format is {other:?}"))),
+            None => return Err(not_calibrator(format!("no \"format\": \"{FORMAT}\" key"))),
+        }
+        let found = value.get("format_version").and_then(|v| v.as_u64());
+        if found != Some(u64::from(FORMAT_VERSION)) {
+            return Err(CalibratorError::Version {
+                path: path.to_owned(),
+                found: found.unwrap_or(0),
+                ours: env!("CARGO_PKG_VERSION"),
+            });
+        }
+        let invalid = |reason: String| CalibratorError::Invalid {
+            path: path.to_owned(),
+            reason,
+        };
+        let calibrator: Calibrator =
+            serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+        if let Some(defect) = calibrator.rescaler.as_ref().and_then(SavedRescaler::defect) {
+            return Err(invalid(defect.to_owned()));
+        }
+        Ok(calibrator)
+    }
+
+    /// The accept cutoff for `target`, or the first one saved when `None`.
+    pub fn accept_cutoff(&self, target: Option<f64>) -> Result<&Cutoff, CalibratorError> {
+        let saved = || {
+            self.cutoffs
+                .accept
+                .iter()
+                .map(|c| c.target_precision.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let found = match target {
+            Some(t) => self.cutoffs.accept_for(t),
+            None => self.cutoffs.accept.first(),
+        };
+        found.ok_or_else(|| CalibratorError::NoSuchTarget(target.unwrap_or(f64::NAN), saved()))
+    }
+
+    /// The calibrated confidence of raw confidence `p`.
+    pub fn calibrate(&self, p: f64) -> f64 {
+        self.rescaler
+            .as_ref()
+            .map_or(p, |r| r.rescaler().predict(p))
+    }
+
+    /// The calibrated confidence and the decision under `accept`.
+    pub fn apply(&self, p: f64, accept: &Cutoff) -> Applied {
+        let calibrated = self.calibrate(p);
+        Applied {
+            calibrated,
+            decision: self.cutoffs.decide(accept, calibrated),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::metrics::tests::fixture;
+    use crate::calibrate::{CalibrateOptions, CalibrationData, calibrate};
+
+    fn fixture_report(method: Method) -> (CalibrationData, CalibrationReport) {
+        let f = fixture();
+        let data = CalibrationData {
+            confidence: f.confidence,
+            correct: f.correct,
+            groups: Some(f.repo),
+            target: None,
+        };
+        let options = CalibrateOptions {
+            method,
+            cv: CvStrategy::Group,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&data, &options).unwrap();
+        (data, report)
+    }
+
+    fn provenance() -> Provenance {
+        Provenance {
+            measure: "confidence".into(),
+            label: LabelDefinition {
+                column: "correct".into(),
+                ..LabelDefinition::default()
+            },
+            generator: None,
+        }
+    }
+
+    #[test]
+    fn a_saved_calibrator_reproduces_the_final_fit_for_every_method() {
+        for method in [
+            Method::Platt,
+            Method::PlattP,
+            Method::Isotonic,
+            Method::Histogram,
+        ] {
+            let (data, report) = fixture_report(method);
+            let final_fit = report.final_fit.clone().unwrap();
+            let saved = Calibrator::from_report(&report, provenance());
+            let loaded = Calibrator::parse(Path::new("c.json"), &saved.to_json()).unwrap();
+            assert_eq!(loaded, saved, "{method:?}");
+            for &p in &data.confidence {
+                assert!((loaded.calibrate(p) - final_fit.predict(p)).abs() <= 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn another_format_or_version_is_refused_naming_both() {
+        let (_, report) = fixture_report(Method::Platt);
+        let json = Calibrator::from_report(&report, provenance()).to_json();
+        let later = json.replace("\"format_version\": 1", "\"format_version\": 2");
+        let err = Calibrator::parse(Path::new("c.json"), &later).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("c.json"), "{message}");
+        assert!(message.contains("version 2"), "{message}");
+        assert!(message.contains("reads version 1"), "{message}");
+        let other = json.replace(FORMAT, "something-else");
+        let message = Calibrator::parse(Path::new("c.json"), &other)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("not a codecal calibrator"), "{message}");
+    }
+
+    #[test]
+    fn a_broken_table_is_refused_instead_of_panicking_later() {
+        let (_, report) = fixture_report(Method::Isotonic);
+        let json = Calibrator::from_report(&report, provenance()).to_json();
+        let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["rescaler"]["x"] = serde_json::json!([]);
+        value["rescaler"]["y"] = serde_json::json!([]);
+        let err = Calibrator::parse(Path::new("c.json"), &value.to_string()).unwrap_err();
+        assert!(err.to_string().contains("isotonic table"), "{err}");
+    }
+}

@@ -1,0 +1,215 @@
+//! Selective prediction: what happens when only the items a confidence ranks
+//! highest are accepted. The risk–coverage curve, AURC, E-AURC, AUGRC and the
+//! coverage reachable at a given precision.
+//!
+//! Not here: choosing a cutoff with a statistical guarantee (that is
+//! `cutoffs`), and drawing the curve (that is `report`).
+//!
+//! Definitions, for n items sorted by confidence, highest first, with E_k
+//! errors among the first k (Geifman et al. 2019; Traub et al. 2024, as in
+//! torch-uncertainty):
+//! - selective risk at coverage k/n is E_k / k, and AURC is its mean over
+//!   k = 1..n;
+//! - E-AURC is AURC minus the AURC of an oracle that ranks every correct item
+//!   first, whose E_k is max(0, k − C) for C correct items;
+//! - AUGRC is the mean over k of the generalized risk E_k / n (accepted *and*
+//!   wrong, over all items);
+//! - coverage at precision q is the largest fraction of items that a cutoff
+//!   "accept when confidence ≥ t" can take with precision 1 − E_k/k ≥ q, 0 when
+//!   none can.
+//!
+//! Ties: items of equal confidence cannot be told apart by any cutoff, so
+//! within a run of ties E_k is its expectation under a uniformly random
+//! order: errors grow linearly across the run. The curve and the coverage at
+//! a precision use only the ends of tie runs, which a cutoff can realise.
+//! `tests/selective_expected.py` states the same definitions in numpy.
+
+use serde::Serialize;
+
+/// The precisions at which coverage is reported.
+pub const PRECISION_TARGETS: [f64; 3] = [0.8, 0.9, 0.95];
+
+/// The selective-prediction numbers of one set of confidences.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Selective {
+    pub aurc: f64,
+    pub e_aurc: f64,
+    pub augrc: f64,
+    /// Coverage at precision 0.8, 0.9 and 0.95 ([`PRECISION_TARGETS`]).
+    pub coverage_at_precision: [f64; 3],
+}
+
+/// One realisable point of the risk–coverage curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CurvePoint {
+    /// The cutoff: items with confidence ≥ this are accepted.
+    pub confidence: f64,
+    pub coverage: f64,
+    pub risk: f64,
+}
+
+/// A run of tied confidences: its confidence, total weight and weight of errors.
+struct Run {
+    confidence: f64,
+    weight: f64,
+    errors: f64,
+}
+
+/// Tie runs from highest to lowest confidence. `ascending` orders the items
+/// by confidence, lowest first; `w` is each item's weight.
+fn runs_descending(
+    ascending: &[usize],
+    confidence: &[f64],
+    correct: &[bool],
+    w: &impl Fn(usize) -> f64,
+) -> Vec<Run> {
+    let mut runs: Vec<Run> = ascending
+        .chunk_by(|&a, &b| confidence[a] == confidence[b])
+        .map(|run| Run {
+            confidence: confidence[run[0]],
+            weight: run.iter().map(|&i| w(i)).sum(),
+            errors: run.iter().filter(|&&i| !correct[i]).map(|&i| w(i)).sum(),
+        })
+        .filter(|run| run.weight > 0.0)
+        .collect();
+    runs.reverse();
+    runs
+}
+
+/// The selective-prediction numbers; NaN when every weight is 0, like the
+/// other metrics' 0/0.
+///
+/// Weights must be whole numbers (bootstrap counts): an item of weight m
+/// stands for m positions k.
+pub fn selective(
+    ascending: &[usize],
+    confidence: &[f64],
+    correct: &[bool],
+    w: &impl Fn(usize) -> f64,
+) -> Selective {
+    let runs = runs_descending(ascending, confidence, correct, w);
+    let total: f64 = runs.iter().map(|r| r.weight).sum();
+    if total <= 0.0 {
+        return Selective {
+            aurc: f64::NAN,
+            e_aurc: f64::NAN,
+            augrc: f64::NAN,
+            coverage_at_precision: [f64::NAN; 3],
+        };
+    }
+    let (mut risk_sum, mut errors_sum) = (0.0, 0.0);
+    let (mut taken, mut errors) = (0.0, 0.0);
+    let mut coverage = [0.0_f64; 3];
+    for run in &runs {
+        let per_position = run.errors / run.weight;
+        let positions = run.weight.round() as u64;
+        for j in 1..=positions {
+            let e = errors + j as f64 * per_position;
+            risk_sum += e / (taken + j as f64);
+            errors_sum += e;
+        }
+        taken += run.weight;
+        errors += run.errors;
+        let precision = 1.0 - errors / taken;
+        for (c, &target) in coverage.iter_mut().zip(&PRECISION_TARGETS) {
+            if precision >= target {
+                *c = taken / total;
+            }
+        }
+    }
+    let aurc = risk_sum / total;
+    let correct_weight = total - errors;
+    Selective {
+        aurc,
+        e_aurc: aurc - oracle_aurc(total, correct_weight),
+        augrc: errors_sum / (total * total),
+        coverage_at_precision: coverage,
+    }
+}
+
+/// AURC of the oracle ranking: every correct item first.
+fn oracle_aurc(total: f64, correct: f64) -> f64 {
+    let (n, c) = (total.round() as u64, correct.round() as u64);
+    let sum: f64 = (c + 1..=n).map(|k| (k - c) as f64 / k as f64).sum();
+    sum / total
+}
+
+/// The risk–coverage curve at every tie-run end, highest cutoff first.
+pub fn risk_coverage_curve(confidence: &[f64], correct: &[bool]) -> Vec<CurvePoint> {
+    let mut ascending: Vec<usize> = (0..confidence.len()).collect();
+    ascending.sort_by(|&a, &b| confidence[a].total_cmp(&confidence[b]));
+    let runs = runs_descending(&ascending, confidence, correct, &|_| 1.0);
+    let total = confidence.len() as f64;
+    let (mut taken, mut errors) = (0.0, 0.0);
+    runs.iter()
+        .map(|run| {
+            taken += run.weight;
+            errors += run.errors;
+            CurvePoint {
+                confidence: run.confidence,
+                coverage: taken / total,
+                risk: errors / taken,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbers(confidence: &[f64], correct: &[bool]) -> Selective {
+        let mut ascending: Vec<usize> = (0..confidence.len()).collect();
+        ascending.sort_by(|&a, &b| confidence[a].total_cmp(&confidence[b]));
+        selective(&ascending, confidence, correct, &|_| 1.0)
+    }
+
+    #[test]
+    fn distinct_confidences_follow_the_definitions_by_hand() {
+        // Sorted: 0.9 ok, 0.8 wrong, 0.7 ok, 0.6 wrong.
+        // E_k = 0, 1, 1, 2; risks 0, 1/2, 1/3, 1/2; AURC = (0+0.5+1/3+0.5)/4.
+        let s = numbers(&[0.6, 0.9, 0.7, 0.8], &[false, true, true, false]);
+        let aurc = (0.5 + 1.0 / 3.0 + 0.5) / 4.0;
+        assert!((s.aurc - aurc).abs() < 1e-15);
+        // Oracle: C = 2, E_k = 0, 0, 1, 2 → risks 0, 0, 1/3, 1/2.
+        assert!((s.e_aurc - (aurc - (1.0 / 3.0 + 0.5) / 4.0)).abs() < 1e-15);
+        assert!((s.augrc - (0.0 + 1.0 + 1.0 + 2.0) / 16.0).abs() < 1e-15);
+        // Precision 1 at coverage 1/4, 2/3 at 3/4, 1/2 at 1.
+        assert_eq!(s.coverage_at_precision, [0.25, 0.25, 0.25]);
+    }
+
+    #[test]
+    fn ties_take_the_expected_risk_of_a_random_order() {
+        // Two tied items, one wrong: E_1 = 1/2, E_2 = 1 → risks 1/2, 1/2.
+        let s = numbers(&[0.5, 0.5], &[true, false]);
+        assert!((s.aurc - 0.5).abs() < 1e-15);
+        assert!((s.augrc - (0.5 + 1.0) / 4.0).abs() < 1e-15);
+        assert_eq!(s.coverage_at_precision, [0.0; 3]);
+    }
+
+    #[test]
+    fn weights_count_items_that_many_times() {
+        let confidence = [0.2, 0.9, 0.6];
+        let correct = [false, true, false];
+        let ascending = [0, 2, 1];
+        let weighted = selective(&ascending, &confidence, &correct, &|i| [2.0, 1.0, 3.0][i]);
+        let repeated = numbers(
+            &[0.2, 0.2, 0.9, 0.6, 0.6, 0.6],
+            &[false, false, true, false, false, false],
+        );
+        assert_eq!(weighted, repeated);
+    }
+
+    #[test]
+    fn the_curve_has_one_point_per_realisable_cutoff() {
+        let curve = risk_coverage_curve(&[0.9, 0.5, 0.5, 0.1], &[true, true, false, false]);
+        let points: Vec<(f64, f64, f64)> = curve
+            .iter()
+            .map(|p| (p.confidence, p.coverage, p.risk))
+            .collect();
+        assert_eq!(
+            points,
+            vec![(0.9, 0.25, 0.0), (0.5, 0.75, 1.0 / 3.0), (0.1, 1.0, 0.5)]
+        );
+    }
+}
