@@ -169,6 +169,7 @@ fn build_pool(root: &Path, work: &Path, pool_path: &Path) {
     let options = MineOptions {
         language: Language::Python,
         repo_depth: 1,
+        undocumented: false,
     };
     let mut records = mine_tree(&python_stdlib().unwrap(), options).unwrap().0;
     records.extend(mine_tree(&sources, options).unwrap().0);

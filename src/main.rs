@@ -44,6 +44,9 @@ enum Command {
     /// Judge answers to HumanEval, MBPP or CRUXEval problems by running
     /// them, sandboxed, against the dataset's tests; one verdict per answer.
     Judge(commands::judge::JudgeArgs),
+    /// Summarise the functions of your own source tree, each with a calibrated
+    /// confidence and a decision (accept, review, reject) from a saved calibrator.
+    Summarize(commands::summarize::SummarizeArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
     /// SmolLM2-135M-Instruct) and the HumanEval data into CODECAL_HOME
     /// (default ~/.cache/codecal), and bubblewrap for the sandbox (as root,
@@ -95,6 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Generate(args) => commands::generate::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Judge(args) => commands::judge::run(args),
+        Command::Summarize(args) => commands::summarize::run(args),
         Command::Setup => commands::setup::run(),
     }
 }

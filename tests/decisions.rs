@@ -263,3 +263,93 @@ fn cutoffs_agree_with_mapie_wherever_mapie_counts_errors_exactly() {
         }
     }
 }
+
+/// (confidence, correct) of tests/fixtures/calibration_small.csv.
+fn calibration_small() -> (Vec<f64>, Vec<bool>) {
+    let text = std::fs::read_to_string(FIXTURE).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells[2].parse::<f64>().unwrap(), cells[3] == "1")
+        })
+        .unzip()
+}
+
+/// A fixture's name, confidences, labels and expected numbers.
+type Case<'a> = (&'a str, &'a [f64], &'a [bool], [f64; 6]);
+
+/// Expected values: `tests/selective_expected.py` (an independent numpy
+/// implementation, checked there against exact fractions and, for ties,
+/// against 200,000 random tie-breaking orders); (AURC, E-AURC, AUGRC,
+/// coverage at precision 0.8, 0.9, 0.95).
+#[test]
+fn selective_metrics_match_the_reference_script_to_1e_12() {
+    use codecal::calibrate::{BinSpec, Binning, Sample};
+    let (confidence, correct) = calibration_small();
+    let rounded: Vec<f64> = confidence
+        .iter()
+        .map(|c| (c * 10.0 + 0.5).floor() / 10.0)
+        .collect();
+    let all = ltt_fixtures();
+    let f = fixture(&all, "calibrated_500");
+    let cases: [Case; 3] = [
+        (
+            "calibration_small",
+            &confidence,
+            &correct,
+            [
+                0.39042790451223475,
+                0.250764552468253,
+                0.20203125,
+                0.0625,
+                0.0,
+                0.0,
+            ],
+        ),
+        (
+            "calibration_small rounded to 0.1",
+            &rounded,
+            &correct,
+            [
+                0.4044975975865082,
+                0.26483424554252655,
+                0.20671875,
+                0.0,
+                0.0,
+                0.0,
+            ],
+        ),
+        (
+            "calibrated_500",
+            &f.confidence,
+            &f.correct,
+            [
+                0.07792907766513349,
+                0.06047898058928007,
+                0.054152,
+                1.0,
+                0.68,
+                0.36,
+            ],
+        ),
+    ];
+    let bins = BinSpec {
+        count: 10,
+        binning: Binning::EqualWidth,
+    };
+    for (name, confidence, correct, expected) in cases {
+        let m = Sample::new(confidence, correct, None, bins).metrics(None);
+        let ours = [
+            m.aurc,
+            m.e_aurc,
+            m.augrc,
+            m.coverage_at_p80,
+            m.coverage_at_p90,
+            m.coverage_at_p95,
+        ];
+        for (o, e) in ours.iter().zip(expected) {
+            assert!((o - e).abs() <= 1e-12, "{name}: {ours:?} vs {expected:?}");
+        }
+    }
+}

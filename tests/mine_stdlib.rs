@@ -14,6 +14,7 @@ fn the_python_standard_library_yields_thousands_of_documented_functions() {
     let options = MineOptions {
         language: Language::Python,
         repo_depth: 1,
+        undocumented: false,
     };
     let (records, report) = mine_tree(&stdlib, options).unwrap();
     let modules: std::collections::BTreeSet<&str> =

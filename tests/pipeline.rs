@@ -191,7 +191,39 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     ] {
         assert!(run.join(artifact).is_file(), "{artifact} is missing");
     }
-    for table in ["table1", "table2", "table3", "table4", "table6", "table7"] {
+    // One calibrator per cell, with the generator it belongs to; it decides on
+    // the run's own generation rows (their nested `confidence` object).
+    let calibrator = run.join(format!(
+        "calibrators/python/{label}/average_token_probability/best-f1.json"
+    ));
+    let saved = codecal::calibrate::Calibrator::load(&calibrator).unwrap();
+    assert_eq!(saved.generator.as_ref().unwrap().model, "test-model");
+    assert_eq!(saved.label.operating_point.as_deref(), Some("best-f1"));
+    assert_eq!(saved.cutoffs_on, "out-of-fold");
+    let generations = run.join(format!("generations/{label}.jsonl"));
+    let applied = common::codecal(&[
+        "apply",
+        "--calibrator",
+        calibrator.to_str().unwrap(),
+        generations.to_str().unwrap(),
+    ]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let decided = String::from_utf8(applied.stdout).unwrap();
+    assert_eq!(decided.lines().count(), 24);
+    assert!(decided.lines().all(|l| l.contains("\"decision\":")));
+    for table in [
+        "table1",
+        "table2",
+        "table3",
+        "table4",
+        "table6",
+        "table7",
+        "decisions",
+    ] {
         for ext in ["csv", "tex"] {
             assert!(
                 run.join(format!("tables/{table}.{ext}")).is_file(),
@@ -239,9 +271,16 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
         "Table IV:",
         "Table VI:",
         "Table VII:",
+        "Decisions:",
     ] {
         assert!(report.contains(title), "{title} missing from the report");
     }
+    assert!(
+        report.contains(&format!(
+            "[json](calibrators/python/{label}/average_token_probability/best-f1.json)"
+        )),
+        "the decision table links each calibrator"
+    );
     assert!(
         report.contains("0.9155"),
         "Table II quotes the thresholds file's AUC"

@@ -121,6 +121,14 @@ pub struct Reliability {
     pub rescaled: Option<Vec<Bin>>,
 }
 
+/// The risk–coverage curves of the raw and rescaled confidences, thinned
+/// to at most 202 points each for drawing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RiskCoverage {
+    pub raw: Vec<selective::CurvePoint>,
+    pub rescaled: Option<Vec<selective::CurvePoint>>,
+}
+
 /// Everything `codecal calibrate` reports. Field names are the JSON keys.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CalibrationReport {
@@ -149,6 +157,7 @@ pub struct CalibrationReport {
     pub bootstrap_by_group: bool,
     pub seed: u64,
     pub reliability: Reliability,
+    pub risk_coverage: RiskCoverage,
     pub warnings: Vec<String>,
 }
 
@@ -263,7 +272,18 @@ pub fn calibrate(
             "bucket collapse: the rescaled skill score is below {BUCKET_COLLAPSE_SKILL}, so the rescaled ECE is not meaningful"
         ));
     }
+    let curve = |confidence: &[f64], correct: &[bool]| {
+        selective::thin(&selective::risk_coverage_curve(confidence, correct), 200)
+    };
+    let risk_coverage = RiskCoverage {
+        raw: curve(&data.confidence, &data.correct),
+        rescaled: out_of_fold
+            .as_ref()
+            .zip(rescaled_parts.as_ref())
+            .map(|(oof, (correct, _))| curve(&oof.confidence, correct)),
+    };
     Ok(CalibrationReport {
+        risk_coverage,
         reliability: Reliability {
             raw: raw_bins,
             rescaled: rescaled_bins,

@@ -154,6 +154,21 @@ pub fn risk_coverage_curve(confidence: &[f64], correct: &[bool]) -> Vec<CurvePoi
         .collect()
 }
 
+/// At most `points` + 2 points of `curve`: the first point of each
+/// 1/`points` step of coverage, and the last. Enough to draw, small enough
+/// for a JSON report.
+pub fn thin(curve: &[CurvePoint], points: usize) -> Vec<CurvePoint> {
+    let step = |p: &CurvePoint| (p.coverage * points as f64).floor() as usize;
+    let mut kept: Vec<CurvePoint> = Vec::new();
+    for (i, point) in curve.iter().enumerate() {
+        let new_step = kept.last().is_none_or(|last| step(point) > step(last));
+        if new_step || i + 1 == curve.len() {
+            kept.push(*point);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +213,18 @@ mod tests {
             &[false, false, true, false, false, false],
         );
         assert_eq!(weighted, repeated);
+    }
+
+    #[test]
+    fn thinning_keeps_the_ends_and_bounds_the_count() {
+        let confidence: Vec<f64> = (0..10_000).map(|i| i as f64 / 10_000.0).collect();
+        let correct: Vec<bool> = (0..10_000).map(|i| i % 3 == 0).collect();
+        let curve = risk_coverage_curve(&confidence, &correct);
+        let thinned = thin(&curve, 200);
+        assert!(thinned.len() <= 202, "{}", thinned.len());
+        assert!(thinned.len() >= 150, "{}", thinned.len());
+        assert_eq!(thinned.first(), curve.first());
+        assert_eq!(thinned.last(), curve.last());
     }
 
     #[test]

@@ -94,6 +94,7 @@ fn run_mine(args: MineArgs) -> anyhow::Result<()> {
     let options = MineOptions {
         language: args.language,
         repo_depth: args.repo_depth,
+        undocumented: false,
     };
     let (records, report) = mine_tree(&dir, options)?;
     for (reason, count) in &report.skipped {

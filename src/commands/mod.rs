@@ -14,6 +14,7 @@ pub mod retrieve;
 pub mod run;
 pub mod score;
 pub mod setup;
+pub mod summarize;
 pub mod thresholds;
 
 /// The columns of a (reference, candidate) pair file.

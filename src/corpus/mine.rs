@@ -45,6 +45,10 @@ pub struct MineOptions {
     pub language: Language,
     /// A record's `repo` is this many leading path components (a file's extension dropped).
     pub repo_depth: usize,
+    /// Keep functions with no doc comment, or a reference under 3 tokens, as
+    /// records with what reference they have (`codecal summarize` summarises
+    /// exactly those); the default skips them, as CodeSearchNet does.
+    pub undocumented: bool,
 }
 
 /// The records of every documented function under `root`, files in path order.
@@ -95,6 +99,7 @@ pub fn python_function_sources(
     let options = MineOptions {
         language: Language::Python,
         repo_depth,
+        undocumented: true,
     };
     let mut files = Vec::new();
     collect_files(root, options.language.extension(), &mut files)?;
@@ -246,6 +251,7 @@ fn parse_file(
         language: options.language,
         test_file: is_test_path(relative),
         source,
+        options,
     };
     Ok((file, tree))
 }
@@ -256,6 +262,7 @@ struct FileContext {
     repo: String,
     language: Language,
     test_file: bool,
+    options: MineOptions,
 }
 
 fn repo_of(relative: &Path, depth: usize) -> String {
@@ -342,16 +349,19 @@ fn mine_function(
         Language::Python => python_docstring(node, &file.source),
         Language::Java => javadoc(node, &file.source),
     };
-    let Some((doc, code)) = found else {
-        let reason = if node.kind() == "constructor_declaration" {
-            "constructor without docs"
-        } else {
-            "no doc comment"
-        };
-        return skip(report, reason);
+    let (reference, code) = match found {
+        Some((doc, code)) => (first_sentence(&doc), code),
+        None if file.options.undocumented => (String::new(), text(node, &file.source).to_owned()),
+        None => {
+            let reason = if node.kind() == "constructor_declaration" {
+                "constructor without docs"
+            } else {
+                "no doc comment"
+            };
+            return skip(report, reason);
+        }
     };
-    let reference = first_sentence(&doc);
-    if reference.split_whitespace().count() < 3 {
+    if reference.split_whitespace().count() < 3 && !file.options.undocumented {
         return skip(report, "reference under 3 tokens");
     }
     records.push(Record {
@@ -481,6 +491,7 @@ mod tests {
             MineOptions {
                 language,
                 repo_depth: 1,
+                undocumented: false,
             },
         )
         .unwrap()

@@ -1,9 +1,21 @@
-//! The `[calibration]` section of a run config as the calibration engine's
-//! options, shared by every flow's report. Not the reports themselves.
+//! What every flow's report shares about calibration: the `[calibration]`
+//! section as the engine's options, one cell's files (its calibration
+//! directory and saved calibrator), and the decision table. Not the reports
+//! themselves.
+
+use std::path::Path;
 
 use super::PipelineError;
+use super::artifacts::stage_error;
 use super::config::{RunConfig, enum_value};
-use crate::calibrate::{BinSpec, Binning, CalibrateOptions, CutoffParams};
+use super::generation::generation_params;
+use super::tables::{Named, header};
+use crate::artifact::create_dir;
+use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::{
+    BinSpec, Binning, CalibrateOptions, CalibrationReport, Calibrator, CutoffParams, Provenance,
+};
+use crate::digest::sha256_hex;
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
@@ -26,4 +38,121 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             ..CutoffParams::default()
         },
     })
+}
+
+/// Where one calibrated cell's files go, and what its calibrator records.
+pub(crate) struct CellFiles<'a> {
+    /// Path components under `calibration/` and `calibrators/`, e.g.
+    /// language, model, measure and operating point.
+    pub parts: Vec<&'a str>,
+    pub measure: &'a str,
+    pub label: LabelDefinition,
+    pub generator: Option<Generator>,
+}
+
+impl CellFiles<'_> {
+    /// `calibration/<parts>` (the files of `codecal calibrate --out`).
+    pub(crate) fn calibration_dir(&self) -> String {
+        format!("calibration/{}", self.parts.join("/"))
+    }
+
+    /// `calibrators/<parts>.json`.
+    pub(crate) fn calibrator_file(&self) -> String {
+        format!("calibrators/{}.json", self.parts.join("/"))
+    }
+
+    /// Writes the calibration directory and the calibrator file under `dir`.
+    pub(crate) fn write(self, dir: &Path, report: &CalibrationReport) -> Result<(), PipelineError> {
+        crate::report::write_calibration_dir(&dir.join(self.calibration_dir()), report)
+            .map_err(stage_error)?;
+        let path = dir.join(self.calibrator_file());
+        if let Some(parent) = path.parent() {
+            create_dir(parent)?;
+        }
+        let provenance = Provenance {
+            measure: self.measure.to_owned(),
+            label: self.label,
+            generator: self.generator,
+        };
+        Calibrator::from_report(report, provenance)
+            .save(&path)
+            .map_err(stage_error)
+    }
+}
+
+/// The generator behind a model's generation rows: its backend and model as
+/// the rows name them, the prompt recipe's hash and the decoding parameters.
+pub(crate) fn generator(
+    config: &RunConfig,
+    rows: &[serde_json::Value],
+    prompt_template: &str,
+) -> Result<Generator, PipelineError> {
+    let field = |key: &str| {
+        rows.first()
+            .and_then(|r| r[key].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let params = generation_params(config)?;
+    Ok(Generator {
+        backend: field("backend"),
+        model: field("model"),
+        prompt_template_sha256: sha256_hex(prompt_template.as_bytes()),
+        decoding: serde_json::to_value(&params).unwrap_or_default(),
+    })
+}
+
+/// One row of the decision table: a cell's key columns, its report and files.
+pub(crate) struct DecisionRow<'a> {
+    pub key: Vec<String>,
+    pub report: &'a CalibrationReport,
+    pub calibrator: String,
+    pub figure: String,
+}
+
+/// The decision section: per cell and target precision, the accept cutoff
+/// (or "none"), its coverage and realised precision, with links to the
+/// calibrator file and the risk–coverage figure.
+pub(crate) fn decision_table(key: &[&str], rows: &[DecisionRow]) -> Named {
+    let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
+    let mut table_rows = Vec::new();
+    for row in rows {
+        for cutoff in &row.report.cutoffs.accept {
+            let mut cells = row.key.clone();
+            cells.extend([
+                cutoff.target_precision.to_string(),
+                cutoff
+                    .cutoff
+                    .map_or("none: review all".to_owned(), |t| format!("{t:.2}")),
+                format!("{:.3}", cutoff.coverage),
+                cutoff
+                    .realised_precision
+                    .map_or("-".to_owned(), |p| format!("{p:.3}")),
+                row.report.cutoffs_on.to_owned(),
+                format!("[json]({})", row.calibrator),
+                format!("[svg]({})", row.figure),
+            ]);
+            table_rows.push(cells);
+        }
+    }
+    Named {
+        file: "decisions",
+        title: format!(
+            "Decisions: accept cutoffs with a precision guarantee (Learn-then-Test, fixed \
+             sequence, exact binomial test, δ = {delta}); below a cutoff an item goes to review"
+        ),
+        header: header(
+            key,
+            &[
+                "target precision",
+                "cutoff",
+                "coverage",
+                "realised precision",
+                "chosen on",
+                "calibrator",
+                "risk-coverage",
+            ],
+        ),
+        rows: table_rows,
+    }
 }

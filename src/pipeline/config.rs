@@ -160,6 +160,18 @@ pub struct PromptConfig {
     pub max_prompt_tokens: Option<usize>,
 }
 
+impl PromptConfig {
+    /// The template's text: the configured file, or the seed's template.
+    pub fn template_text(&self) -> Result<String, String> {
+        match &self.template {
+            Some(path) => {
+                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+            }
+            None => Ok(crate::prompt::SEED_TEMPLATE.to_owned()),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackendConfig {

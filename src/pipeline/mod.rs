@@ -16,6 +16,7 @@ mod artifacts;
 mod calibration;
 pub mod config;
 mod generation;
+mod own_code;
 mod summarize;
 mod tables;
 mod tasks;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, RunConfig};
 pub use generation::open_backend;
+pub use own_code::{OwnCodeOptions, TrustedSummary, default_calibrator, summarize_own_code};
 
 /// The embedded default: the local Python standard library, SmolLM2, MiniLM.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");

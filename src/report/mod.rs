@@ -4,6 +4,7 @@
 //! No metric is computed here; every number comes from the report.
 
 mod reliability;
+mod risk_coverage;
 mod thresholds;
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
 
 pub use reliability::{PngError, reliability_svg, render_png};
+pub use risk_coverage::risk_coverage_svg;
 pub use thresholds::{
     Provenance, metric_origin, roc_svg, threshold_file_name, thresholds_markdown, thresholds_toml,
 };
@@ -192,6 +194,54 @@ pub fn markdown(report: &CalibrationReport) -> String {
             out += &format!("\nWarning: {warning}\n");
         }
     }
+    out += "\n";
+    out += &decision_markdown(report);
+    out
+}
+
+/// The decision cutoffs as a Markdown table, with a plain sentence where no
+/// cutoff meets a target.
+pub fn decision_markdown(report: &CalibrationReport) -> String {
+    let cutoffs = &report.cutoffs;
+    let mut out = format!(
+        "Decision cutoffs (Learn-then-Test, fixed sequence over cutoffs 1, 0.99, ..., 0, \
+         exact binomial test; each guarantee holds with probability {:.2}) on the {} \
+         confidences of {} items:\n\n\
+         | decision | target precision | cutoff | items | wrong decisions | bound on the error rate | coverage | realised precision |\n\
+         |---|---|---|---|---|---|---|---|\n",
+        1.0 - cutoffs.delta,
+        report.cutoffs_on,
+        cutoffs.items
+    );
+    let rows = cutoffs
+        .accept
+        .iter()
+        .map(|c| ("accept ≥", c))
+        .chain(cutoffs.reject.iter().map(|c| ("reject <", c)));
+    for (decision, c) in rows {
+        out += &format!(
+            "| {decision} | {} | {} | {} | {} | {} | {} | {} |\n",
+            c.target_precision,
+            c.cutoff.map_or("none".to_owned(), |t| format!("{t:.2}")),
+            c.decided,
+            c.mistakes,
+            fmt_value(c.mistake_bound),
+            format_args!("{:.4}", c.coverage),
+            fmt_value(c.realised_precision)
+        );
+    }
+    let missing: Vec<String> = cutoffs
+        .accept
+        .iter()
+        .filter(|c| c.cutoff.is_none())
+        .map(|c| c.target_precision.to_string())
+        .collect();
+    if !missing.is_empty() {
+        out += &format!(
+            "\nNo cutoff guarantees precision {} with these items: at that target every item goes to review.\n",
+            missing.join(" or ")
+        );
+    }
     out
 }
 
@@ -293,8 +343,8 @@ pub enum ReportError {
     Png(#[from] PngError),
 }
 
-/// Writes metrics.json, metrics.csv, table.md, table.tex, reliability.svg and
-/// reliability.png into `dir`. Returns warnings (e.g. no fonts for the PNG).
+/// Writes metrics.json, metrics.csv, table.md, table.tex, reliability.svg,
+/// reliability.png, risk_coverage.svg and risk_coverage.png into `dir`. Returns warnings (e.g. no fonts for the PNG).
 pub fn write_calibration_dir(
     dir: &Path,
     report: &CalibrationReport,
@@ -304,9 +354,19 @@ pub fn write_calibration_dir(
     write_atomic(&dir.join("metrics.csv"), csv(report).as_bytes())?;
     write_atomic(&dir.join("table.md"), markdown(report).as_bytes())?;
     write_atomic(&dir.join("table.tex"), latex(report).as_bytes())?;
-    let svg = reliability_svg(report);
-    write_atomic(&dir.join("reliability.svg"), svg.as_bytes())?;
-    let (png, warnings) = render_png(&svg)?;
-    write_atomic(&dir.join("reliability.png"), &png)?;
+    let mut warnings = Vec::new();
+    for (name, svg) in [
+        ("reliability", reliability_svg(report)),
+        ("risk_coverage", risk_coverage_svg(report)),
+    ] {
+        write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())?;
+        let (png, png_warnings) = render_png(&svg)?;
+        write_atomic(&dir.join(format!("{name}.png")), &png)?;
+        for warning in png_warnings {
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
     Ok(warnings)
 }

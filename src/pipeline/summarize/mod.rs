@@ -90,6 +90,7 @@ fn read_corpus(config: &RunConfig) -> Result<Vec<Record>, String> {
     let options = MineOptions {
         language,
         repo_depth: corpus.repo_depth,
+        undocumented: false,
     };
     Ok(mine_tree(&root, options).map_err(|e| e.to_string())?.0)
 }
@@ -138,11 +139,10 @@ fn read_records(path: &Path) -> Result<Vec<Record>, PipelineError> {
 }
 
 fn prompts(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
-    let template_text = match &config.prompt.template {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| failed("prompts", format!("{}: {e}", path.display())))?,
-        None => crate::prompt::SEED_TEMPLATE.to_owned(),
-    };
+    let template_text = config
+        .prompt
+        .template_text()
+        .map_err(|e| failed("prompts", e))?;
     let inputs = vec![
         books.file_hash("queries.jsonl")?,
         books.file_hash("pool.jsonl")?,

@@ -9,12 +9,15 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::artifact::{create_dir, write_atomic};
+use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
-use crate::pipeline::calibration::calibrate_options;
+use crate::pipeline::calibration::{
+    CellFiles, DecisionRow, calibrate_options, decision_table, generator,
+};
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::table::{Format, Table};
@@ -101,8 +104,11 @@ pub(crate) fn calibrate_and_report(
     let mut cells = Vec::new();
     let mut spearman = Vec::new();
     let mut notes = Vec::new();
+    let template = config.prompt.template_text().map_err(stage_error)?;
     for label in labels {
-        let items = load_items(dir, label)?;
+        let rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        let generator = generator(config, &rows, &template)?;
+        let items = load_items(dir, label, &rows)?;
         write_labels(dir, label, &items, metric, &measures, &points)?;
         for language in items
             .iter()
@@ -147,13 +153,19 @@ pub(crate) fn calibrate_and_report(
                             calibrate(&data, &raw_only).map_err(stage_error)?
                         }
                     };
-                    let out = dir
-                        .join("calibration")
-                        .join(&language)
-                        .join(label)
-                        .join(measure)
-                        .join(point);
-                    crate::report::write_calibration_dir(&out, &report).map_err(stage_error)?;
+                    let files = CellFiles {
+                        parts: vec![&language, label, measure, point],
+                        measure,
+                        label: LabelDefinition {
+                            column: metric.clone(),
+                            threshold: Some(*threshold),
+                            thresholds_file: Some(config.scoring.thresholds.display().to_string()),
+                            operating_point: Some(point.clone()),
+                            metric: Some(metric.clone()),
+                        },
+                        generator: Some(generator.clone()),
+                    };
+                    files.write(dir, &report)?;
                     cells.push(Cell {
                         language: language.clone(),
                         model: label.clone(),
@@ -184,8 +196,7 @@ pub(crate) fn calibrate_and_report(
     write_tables(config, dir, &cells, spearman, &notes)
 }
 
-fn load_items(dir: &Path, label: &str) -> Result<Vec<Item>, PipelineError> {
-    let rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, PipelineError> {
     let scores_path = dir.join(format!("scores/{label}.csv"));
     let table = Table::read(&scores_path, Some(Format::Csv)).map_err(stage_error)?;
     let ids = table.column("id").map_err(stage_error)?;
@@ -261,7 +272,7 @@ fn write_labels(
         ];
         record.extend(measures.iter().map(|(m, _)| number(item.confidence.get(m))));
         record.extend(points.iter().map(|(_, t)| match value {
-            Some(v) => u8::from(*v >= *t).to_string(),
+            Some(v) => u8::from(correct_at(*v, *t)).to_string(),
             None => String::new(),
         }));
         writer.write_record(&record).map_err(stage_error)?;
@@ -377,6 +388,33 @@ fn write_tables(
         ),
         rows: seven,
     });
+    let decision_rows: Vec<DecisionRow> = cells
+        .iter()
+        .map(|c| {
+            let parts = vec![c.language.as_str(), &c.model, &c.measure, &c.point];
+            let files = CellFiles {
+                parts,
+                measure: &c.measure,
+                label: LabelDefinition::default(),
+                generator: None,
+            };
+            DecisionRow {
+                key: vec![
+                    c.language.clone(),
+                    c.model.clone(),
+                    c.measure.clone(),
+                    c.point.clone(),
+                ],
+                report: &c.report,
+                calibrator: files.calibrator_file(),
+                figure: format!("{}/risk_coverage.svg", files.calibration_dir()),
+            }
+        })
+        .collect();
+    tables.push(decision_table(
+        &["language", "model", "measure", "operating point"],
+        &decision_rows,
+    ));
     let mut markdown = format!(
         "# codecal run: {}\n\nCorrect means {metric} above the threshold of `{}`. \
          Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \

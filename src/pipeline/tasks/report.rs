@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::read_problems;
 use crate::artifact::write_atomic;
+use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
@@ -33,7 +34,9 @@ use crate::confidence::token_measures;
 use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
-use crate::pipeline::calibration::calibrate_options;
+use crate::pipeline::calibration::{
+    CellFiles, DecisionRow, calibrate_options, decision_table, generator,
+};
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::task::datasets::Dataset;
@@ -95,6 +98,15 @@ pub(crate) fn calibrate_and_report(
     for label in labels {
         let generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        // A task's prompt wording is codecal's code for the task and style, so
+        // the recipe, not a template file, is what the calibrator pins.
+        let recipe = format!(
+            "task={};style={};codecal={}",
+            config.task,
+            config.prompt.style.clone().unwrap_or_default(),
+            env!("CARGO_PKG_VERSION")
+        );
+        let generator = generator(config, &generations, &recipe)?;
         outcomes.push(outcome_row(label, &verdicts));
         // Read each row's tokens once, not once per measure.
         let first_k = config.generation.first_k;
@@ -109,12 +121,17 @@ pub(crate) fn calibrate_and_report(
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
-            let out = dir
-                .join("calibration")
-                .join(format!("{dataset:?}").to_lowercase())
-                .join(label)
-                .join(measure);
-            crate::report::write_calibration_dir(&out, &report).map_err(stage_error)?;
+            let dataset_name = format!("{dataset:?}").to_lowercase();
+            CellFiles {
+                parts: vec![&dataset_name, label, measure],
+                measure,
+                label: LabelDefinition {
+                    column: "the oracle's verdict (passed)".into(),
+                    ..LabelDefinition::default()
+                },
+                generator: Some(generator.clone()),
+            }
+            .write(dir, &report)?;
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
@@ -355,6 +372,28 @@ fn keyed(c: &Cell, columns: Vec<String>) -> Vec<String> {
     row
 }
 
+/// Each cell's row of the decision table, with its files' paths.
+fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<DecisionRow<'_>> {
+    let dataset_name = format!("{dataset:?}").to_lowercase();
+    cells
+        .iter()
+        .map(|c| {
+            let files = CellFiles {
+                parts: vec![&dataset_name, &c.model, &c.measure],
+                measure: &c.measure,
+                label: LabelDefinition::default(),
+                generator: None,
+            };
+            DecisionRow {
+                key: vec![c.model.clone(), c.measure.clone()],
+                report: &c.report,
+                calibrator: files.calibrator_file(),
+                figure: format!("{}/risk_coverage.svg", files.calibration_dir()),
+            }
+        })
+        .collect()
+}
+
 fn write_report(
     config: &RunConfig,
     dataset: Dataset,
@@ -472,6 +511,7 @@ fn write_report(
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
         },
+        decision_table(&key, &decision_rows(dataset, cells)),
     ];
     let mut markdown = format!(
         "# codecal run: {}\n\nTask `{}` on `{dataset:?}`; correct means the oracle passed the \

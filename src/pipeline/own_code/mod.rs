@@ -1,0 +1,363 @@
+//! `codecal summarize PATH`: trusted summaries of a developer's own code.
+//!
+//! Mines every function of a source tree (documented or not), takes BM25
+//! few-shot exemplars from the tree's own documented functions (the
+//! function itself excluded, its repository allowed) or from a given pool,
+//! generates a summary of each with the run config's first backend through
+//! a response cache, computes the calibrator's measure, and applies the
+//! saved calibrator: a calibrated confidence and a decision per function.
+//!
+//! Not here: fitting the calibrator (`codecal run` or `codecal calibrate
+//! --save`), and the summarization study's scoring against references.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::PipelineError;
+use super::artifacts::failed;
+use super::config::RunConfig;
+use super::generation::{backend_label, generation_params, open_backend};
+use crate::artifact::{create_dir, write_atomic};
+use crate::calibrate::Calibrator;
+use crate::confidence::reflective::{Measure, Templates, Wording};
+use crate::corpus::mine::{Language, MineOptions, mine_tree};
+use crate::corpus::{Record, read_codexglue};
+use crate::digest::sha256_hex;
+use crate::generate::batch::PromptRow;
+use crate::generate::cache::Cache;
+use crate::generate::stage::StageOptions;
+use crate::models::ModelHome;
+use crate::prompt::{PromptStyle, Shot, Template};
+use crate::retrieve::{Exclude, rank_bm25};
+
+/// What to summarise and with which calibrator.
+pub struct OwnCodeOptions {
+    pub root: PathBuf,
+    pub language: Language,
+    /// Exemplars from this records file instead of the tree's documented functions.
+    pub pool: Option<PathBuf>,
+    pub calibrator: Calibrator,
+    /// Which accept cutoff decides; the calibrator's first when `None`.
+    pub target_precision: Option<f64>,
+    /// Where the cache, `summaries.jsonl` and `summaries.md` go.
+    pub out: PathBuf,
+}
+
+/// One function's summary and what to do with it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrustedSummary {
+    pub id: String,
+    pub path: String,
+    pub function: String,
+    /// Whether the function already had a doc comment.
+    pub documented: bool,
+    pub summary: String,
+    pub measure: String,
+    pub raw_confidence: Option<f64>,
+    pub calibrated: Option<f64>,
+    pub decision: String,
+    pub exemplars: Vec<String>,
+}
+
+/// A doc comment whose first sentence has at least this many tokens makes
+/// its function an exemplar, as the miner's corpus rule.
+const EXEMPLAR_REFERENCE_TOKENS: usize = 3;
+
+/// Summarises every function under `options.root` and decides on each.
+pub fn summarize_own_code(
+    config: &RunConfig,
+    options: &OwnCodeOptions,
+    on_progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<TrustedSummary>, PipelineError> {
+    let stage = "summarize";
+    let backend_config = config
+        .backends
+        .first()
+        .ok_or_else(|| failed(stage, "the config has no [[backends]] entry"))?;
+    let template_text = config
+        .prompt
+        .template_text()
+        .map_err(|e| failed(stage, e))?;
+    let params = generation_params(config)?;
+    let reflective = reflective_measure(&options.calibrator.measure);
+    check_calibrator(
+        &options.calibrator,
+        &backend_label(backend_config),
+        &template_text,
+        &params,
+    )?;
+    let (functions, _) = mine_tree(
+        &options.root,
+        MineOptions {
+            language: options.language,
+            repo_depth: 1,
+            undocumented: true,
+        },
+    )
+    .map_err(|e| failed(stage, e))?;
+    if functions.is_empty() {
+        return Err(failed(
+            stage,
+            format!(
+                "{}: no {:?} function of 3 lines or more outside tests",
+                options.root.display(),
+                options.language
+            ),
+        ));
+    }
+    let pool = exemplar_pool(options, &functions)?;
+    let rows = prompt_rows(config, &template_text, &pool, &functions)?;
+
+    let home = ModelHome::from_env().map_err(|e| failed(stage, e))?;
+    let backend = open_backend(backend_config, &home).map_err(|e| failed(stage, e))?;
+    if let Some(generator) = &options.calibrator.generator
+        && backend.id().model != generator.model
+    {
+        return Err(failed(
+            stage,
+            format!(
+                "the backend's model is {}, but the calibrator was made for {}",
+                backend.id().model,
+                generator.model
+            ),
+        ));
+    }
+    create_dir(&options.out)?;
+    let cache = Cache::open(&options.out.join("cache.sqlite")).map_err(|e| failed(stage, e))?;
+    let templates = Templates::load(config.generation.template_dir.as_deref(), Wording::Summary)
+        .map_err(|e| failed(stage, e))?;
+    let stage_options = StageOptions {
+        params,
+        first_k: config.generation.first_k,
+        reflective: reflective.into_iter().collect(),
+        templates: &templates,
+    };
+    let total = rows.len() * (1 + stage_options.reflective.len());
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let generated =
+        crate::generate::stage::run(backend.as_ref(), &cache, &rows, &stage_options, &|| {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            on_progress(n, total);
+        })
+        .map_err(|e| failed(stage, e))?;
+    let accept = options
+        .calibrator
+        .accept_cutoff(options.target_precision)
+        .map_err(|e| failed(stage, e))?;
+    let summaries: Vec<TrustedSummary> = functions
+        .iter()
+        .zip(&rows)
+        .zip(&generated)
+        .map(|((function, row), generation)| {
+            let raw = measure_value(generation, &options.calibrator.measure);
+            let applied = raw.map(|p| options.calibrator.apply(p, accept));
+            TrustedSummary {
+                id: function.id.clone(),
+                path: function.path.clone(),
+                function: function.func_name.clone(),
+                documented: !function.reference.is_empty(),
+                summary: generation["text"].as_str().unwrap_or_default().to_owned(),
+                measure: options.calibrator.measure.clone(),
+                raw_confidence: raw,
+                calibrated: applied.map(|a| a.calibrated),
+                // No value for the measure (e.g. an empty summary): nothing to trust.
+                decision: applied.map_or("review", |a| a.decision.as_str()).to_owned(),
+                exemplars: row.fields["exemplars"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect(),
+            }
+        })
+        .collect();
+    write_outputs(&options.out, &summaries)?;
+    Ok(summaries)
+}
+
+/// Where `codecal run` with `config` leaves the calibrator that fits a
+/// summary of `language`: its first backend, first measure and first
+/// operating point.
+pub fn default_calibrator(config: &RunConfig, language: Language) -> Option<PathBuf> {
+    let backend = config.backends.first()?;
+    let measure = config.calibration.confidence.first()?;
+    let point = config.scoring.operating_points.first()?;
+    let language = match language {
+        Language::Python => "python",
+        Language::Java => "java",
+    };
+    Some(
+        config
+            .runs_dir
+            .join(&config.name)
+            .join("calibrators")
+            .join(language)
+            .join(backend_label(backend))
+            .join(measure)
+            .join(format!("{point}.json")),
+    )
+}
+
+/// The reflective measure to ask for, when the calibrator's measure is one.
+fn reflective_measure(measure: &str) -> Option<Measure> {
+    <Measure as clap::ValueEnum>::from_str(measure, false).ok()
+}
+
+/// Refuses a calibrator made for another model, prompt template, decoding
+/// or a measure this command cannot compute, naming both sides.
+fn check_calibrator(
+    calibrator: &Calibrator,
+    label: &str,
+    template_text: &str,
+    params: &crate::generate::Params,
+) -> Result<(), PipelineError> {
+    let refuse = |what: String| Err(failed("summarize", what));
+    let measure = calibrator.measure.as_str();
+    if !crate::confidence::TOKEN_MEASURES.contains(&measure)
+        && reflective_measure(measure).is_none()
+    {
+        return refuse(format!(
+            "the calibrator's measure {measure} is neither a token measure ({}) nor a reflective one",
+            crate::confidence::TOKEN_MEASURES.join(", ")
+        ));
+    }
+    let Some(generator) = &calibrator.generator else {
+        eprintln!(
+            "codecal: warning: the calibrator records no model or prompt (it was saved from a \
+             table); codecal cannot check that it fits {label}"
+        );
+        return Ok(());
+    };
+    let ours = sha256_hex(template_text.as_bytes());
+    if generator.prompt_template_sha256 != ours {
+        return refuse(format!(
+            "the prompt template's sha256 is {ours}, but the calibrator was made with {}",
+            generator.prompt_template_sha256
+        ));
+    }
+    let decoding = serde_json::to_value(params).unwrap_or_default();
+    if generator.decoding != decoding {
+        return refuse(format!(
+            "the decoding parameters are {decoding}, but the calibrator was made with {}",
+            generator.decoding
+        ));
+    }
+    Ok(())
+}
+
+/// Exemplars: the given pool, or the tree's functions with a usable doc comment.
+fn exemplar_pool(
+    options: &OwnCodeOptions,
+    functions: &[Record],
+) -> Result<Vec<Record>, PipelineError> {
+    match &options.pool {
+        Some(path) => Ok(read_codexglue(path, true)
+            .map_err(|e| failed("summarize", e))?
+            .0),
+        None => Ok(functions
+            .iter()
+            .filter(|f| f.reference.split_whitespace().count() >= EXEMPLAR_REFERENCE_TOKENS)
+            .cloned()
+            .collect()),
+    }
+}
+
+/// One prompt per function, with its BM25 exemplars (never itself).
+fn prompt_rows(
+    config: &RunConfig,
+    template_text: &str,
+    pool: &[Record],
+    functions: &[Record],
+) -> Result<Vec<PromptRow>, PipelineError> {
+    let template =
+        Template::parse(template_text, "prompt.template").map_err(|e| failed("summarize", e))?;
+    let style = match &config.prompt.style {
+        Some(s) => super::config::enum_value::<PromptStyle>("prompt.style", s)?,
+        None => PromptStyle::Completion,
+    };
+    let hits = rank_bm25(
+        pool,
+        functions,
+        false,
+        config.retrieval.k,
+        Exclude::SelfOnly,
+    );
+    Ok(functions
+        .iter()
+        .zip(&hits)
+        .map(|(function, hits)| {
+            let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
+            let shots: Vec<Shot> = exemplars
+                .iter()
+                .map(|r| Shot {
+                    code: &r.code,
+                    reference: &r.reference,
+                })
+                .collect();
+            let prompt = crate::prompt::build(
+                &template,
+                style,
+                &shots,
+                &function.code,
+                config.prompt.max_prompt_tokens,
+            );
+            let mut fields = serde_json::Map::new();
+            // Fresh-context reflective questions show the judge the code.
+            fields.insert("code".into(), Value::from(function.code.as_str()));
+            fields.insert(
+                "exemplars".into(),
+                Value::from(exemplars.iter().map(|r| r.id.clone()).collect::<Vec<_>>()),
+            );
+            PromptRow {
+                id: function.id.clone(),
+                prompt,
+                fields,
+            }
+        })
+        .collect())
+}
+
+/// The measure's value in a generation row: a token measure, or a
+/// reflective measure's confidence.
+fn measure_value(generation: &Value, measure: &str) -> Option<f64> {
+    generation["confidence"][measure]
+        .as_f64()
+        .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
+}
+
+/// `summaries.jsonl` (one object per function) and `summaries.md`.
+fn write_outputs(out: &Path, summaries: &[TrustedSummary]) -> Result<(), PipelineError> {
+    let jsonl: String = summaries
+        .iter()
+        .map(|s| serde_json::to_string(s).unwrap_or_default() + "\n")
+        .collect();
+    write_atomic(&out.join("summaries.jsonl"), jsonl.as_bytes())?;
+    write_atomic(&out.join("summaries.md"), markdown(summaries).as_bytes())?;
+    Ok(())
+}
+
+fn markdown(summaries: &[TrustedSummary]) -> String {
+    let count = |d: &str| summaries.iter().filter(|s| s.decision == d).count();
+    let mut out = format!(
+        "# codecal summarize\n\n{} functions: {} accepted, {} to review, {} rejected.\n\n\
+         | path | function | summary | calibrated confidence | decision |\n|---|---|---|---|---|\n",
+        summaries.len(),
+        count("accept"),
+        count("review"),
+        count("reject")
+    );
+    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
+    for s in summaries {
+        out += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            cell(&s.path),
+            cell(&s.function),
+            cell(&s.summary),
+            s.calibrated.map_or("-".to_owned(), |c| format!("{c:.3}")),
+            s.decision
+        );
+    }
+    out
+}
