@@ -7,7 +7,8 @@
 
 use serde::Serialize;
 
-use super::selective;
+use super::binomial::clopper_pearson_interval;
+use super::{decompose, selective, smooth, tests_of_fit};
 
 /// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -37,6 +38,11 @@ pub struct Bin {
     pub count: f64,
     pub mean_confidence: f64,
     pub accuracy: f64,
+    /// The two-sided 95% Clopper–Pearson interval on `accuracy` (unweighted
+    /// bins only: a bootstrap resample's bins have none). Unlike a bootstrap
+    /// interval it keeps a width on all-0 and all-1 bins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accuracy_interval: Option<[f64; 2]>,
 }
 
 /// The metrics of one set of confidences against correctness.
@@ -76,21 +82,50 @@ pub struct Metrics {
     pub coverage_at_p90: f64,
     /// The same at precision ≥ 0.95.
     pub coverage_at_p95: f64,
+    /// ECE over equal-mass bins (as many as the equal-width ones), reported
+    /// beside it: the two disagree most on skewed confidences.
+    pub ece_equal_mass: f64,
+    /// Smooth ECE (Błasiok and Nakkiran 2024; relplot's smECE, see `smooth`).
+    pub smooth_ece: f64,
+    /// The kernel bandwidth σ* smooth ECE was read at.
+    pub smooth_ece_sigma: f64,
+    /// Debiased L2 calibration error (Kumar et al. 2019, 15 equal-mass bins).
+    pub debiased_l2_ce: f64,
+    /// CORP miscalibration, discrimination and uncertainty: Brier = MCB − DSC + UNC.
+    pub corp_mcb: f64,
+    pub corp_dsc: f64,
+    pub corp_unc: f64,
+    /// Murphy's binned reliability and resolution over the ECE's bins.
+    pub murphy_rel: f64,
+    pub murphy_res: f64,
+    /// Spiegelhalter's Z and its one-sided p-value for "calibrated".
+    pub spiegelhalter_z: Option<f64>,
+    pub spiegelhalter_p: Option<f64>,
 }
 
 /// Names of the metrics that get confidence intervals, in table order.
 pub const METRIC_NAMES: [&str; METRIC_COUNT] = [
     "base_rate",
     "ece",
+    "ece_equal_mass",
+    "smooth_ece",
+    "debiased_l2_ce",
     "mce",
     "brier",
     "brier_ref",
     "skill_score",
+    "corp_mcb",
+    "corp_dsc",
+    "corp_unc",
+    "murphy_rel",
+    "murphy_res",
     "oyster_ece",
     "performance_score",
     "auroc",
     "log_loss",
     "spearman",
+    "spiegelhalter_z",
+    "spiegelhalter_p",
     "aurc",
     "e_aurc",
     "augrc",
@@ -100,7 +135,7 @@ pub const METRIC_NAMES: [&str; METRIC_COUNT] = [
 ];
 
 /// How many metrics [`Metrics::values`] gives.
-pub const METRIC_COUNT: usize = 17;
+pub const METRIC_COUNT: usize = 27;
 
 impl Metrics {
     /// The metric values in the order of [`METRIC_NAMES`].
@@ -108,15 +143,25 @@ impl Metrics {
         [
             Some(self.base_rate),
             Some(self.ece),
+            Some(self.ece_equal_mass),
+            Some(self.smooth_ece),
+            Some(self.debiased_l2_ce),
             Some(self.mce),
             Some(self.brier),
             Some(self.brier_ref),
             self.skill_score,
+            Some(self.corp_mcb),
+            Some(self.corp_dsc),
+            Some(self.corp_unc),
+            Some(self.murphy_rel),
+            Some(self.murphy_res),
             Some(self.oyster_ece),
             self.performance_score,
             self.auroc,
             Some(self.log_loss),
             self.spearman,
+            self.spiegelhalter_z,
+            self.spiegelhalter_p,
             Some(self.aurc),
             Some(self.e_aurc),
             Some(self.augrc),
@@ -153,6 +198,8 @@ pub struct Sample<'a> {
     by_target: Option<Vec<usize>>,
     /// Each item's equal-width bin, computed once for every resample.
     width_bin: Vec<u32>,
+    /// Whether to compute smooth ECE (about a millisecond per evaluation).
+    smooth: bool,
 }
 
 /// Log loss clips probabilities to [eps, 1 - eps], as scikit-learn does for float64.
@@ -172,16 +219,21 @@ impl<'a> Sample<'a> {
             correct,
             target,
             bins,
-            by_confidence: order_by(confidence),
+            by_confidence: order_by_confidence(confidence, correct),
             by_target: target.map(order_by),
-            width_bin: match bins.binning {
-                Binning::EqualWidth => confidence
-                    .iter()
-                    .map(|&p| equal_width_bin(p, bins.count) as u32)
-                    .collect(),
-                Binning::EqualMass => Vec::new(),
-            },
+            width_bin: confidence
+                .iter()
+                .map(|&p| equal_width_bin(p, bins.count) as u32)
+                .collect(),
+            smooth: true,
         }
+    }
+
+    /// With `false`, smooth ECE is left out (NaN): for callers that read
+    /// only other metrics.
+    pub fn with_smooth_ece(mut self, on: bool) -> Self {
+        self.smooth = on;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -228,14 +280,26 @@ impl<'a> Sample<'a> {
         let brier_ref = base_rate * (1.0 - base_rate);
         let bins = self.reliability(weights);
         let gaps = bins.iter().map(|b| (b.accuracy - b.mean_confidence).abs());
-        let ece = bins
-            .iter()
-            .map(|b| b.count / total * (b.accuracy - b.mean_confidence).abs())
-            .sum();
+        let ece = ece_of(&bins, total);
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
         let selective =
             selective::selective(&self.by_confidence, self.confidence, self.correct, &w);
+        let smooth = if self.smooth {
+            smooth::smooth_ece(self.confidence, self.correct, w)
+        } else {
+            smooth::SmoothEce {
+                value: f64::NAN,
+                sigma: f64::NAN,
+            }
+        };
+        let corp = decompose::corp(&self.by_confidence, self.confidence, self.correct, &w);
+        let murphy = decompose::murphy(&bins);
+        let spiegelhalter = tests_of_fit::spiegelhalter(self.confidence, self.correct, &w);
+        let equal_mass = match self.bins.binning {
+            Binning::EqualMass => ece,
+            Binning::EqualWidth => ece_of(&self.bins_of(Binning::EqualMass, weights), total),
+        };
         let [coverage_at_p80, coverage_at_p90, coverage_at_p95] = selective.coverage_at_precision;
         let metrics = Metrics {
             n: total.round() as usize,
@@ -256,12 +320,33 @@ impl<'a> Sample<'a> {
             coverage_at_p80,
             coverage_at_p90,
             coverage_at_p95,
+            ece_equal_mass: equal_mass,
+            smooth_ece: smooth.value,
+            smooth_ece_sigma: smooth.sigma,
+            debiased_l2_ce: tests_of_fit::debiased_l2_ce(
+                &self.by_confidence,
+                self.confidence,
+                self.correct,
+                &w,
+            ),
+            corp_mcb: corp.mcb,
+            corp_dsc: corp.dsc,
+            corp_unc: corp.unc,
+            murphy_rel: murphy.rel,
+            murphy_res: murphy.res,
+            spiegelhalter_z: spiegelhalter.map(|(z, _)| z),
+            spiegelhalter_p: spiegelhalter.map(|(_, p)| p),
         };
         (metrics, bins)
     }
 
     /// The non-empty bins of the reliability diagram under `weights`.
     pub fn reliability(&self, weights: Option<&[u32]>) -> Vec<Bin> {
+        self.bins_of(self.bins.binning, weights)
+    }
+
+    /// The non-empty bins cut by `binning` (with the sample's bin count).
+    fn bins_of(&self, binning: Binning, weights: Option<&[u32]>) -> Vec<Bin> {
         let count = self.bins.count;
         let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64, f64::INFINITY, f64::NEG_INFINITY); count];
         let mut add = |bin: usize, wi: f64, i: usize| {
@@ -273,7 +358,7 @@ impl<'a> Sample<'a> {
             s.3 = s.3.min(p);
             s.4 = s.4.max(p);
         };
-        match self.bins.binning {
+        match binning {
             Binning::EqualWidth => {
                 for i in 0..self.len() {
                     let wi = weights.map_or(1.0, |w| f64::from(w[i]));
@@ -300,7 +385,7 @@ impl<'a> Sample<'a> {
             .enumerate()
             .filter(|(_, s)| s.0 > 0.0)
             .map(|(b, s)| {
-                let (lo, hi) = match self.bins.binning {
+                let (lo, hi) = match binning {
                     Binning::EqualWidth => (b as f64 / count as f64, (b + 1) as f64 / count as f64),
                     Binning::EqualMass => (s.3, s.4),
                 };
@@ -310,6 +395,9 @@ impl<'a> Sample<'a> {
                     count: s.0,
                     mean_confidence: s.1 / s.0,
                     accuracy: s.2 / s.0,
+                    accuracy_interval: weights.is_none().then(|| {
+                        clopper_pearson_interval(s.2.round() as usize, s.0.round() as usize, 0.95)
+                    }),
                 }
             })
             .collect()
@@ -344,6 +432,13 @@ impl<'a> Sample<'a> {
     }
 }
 
+/// Σ n_b/n |accuracy − mean confidence| over `bins`.
+fn ece_of(bins: &[Bin], total: f64) -> f64 {
+    bins.iter()
+        .map(|b| b.count / total * (b.accuracy - b.mean_confidence).abs())
+        .sum()
+}
+
 /// Hands out the positions 0..total to `count` bins sized as numpy's `array_split`.
 struct EqualMassFiller {
     sizes: Vec<u64>,
@@ -372,6 +467,19 @@ impl EqualMassFiller {
         self.used += taken;
         (self.bin, taken)
     }
+}
+
+/// Item indices by confidence, ties wrong before right: a canonical order,
+/// so that equal-mass bins that split a tie do not depend on input order.
+fn order_by_confidence(confidence: &[f64], correct: &[bool]) -> Vec<usize> {
+    let mut keyed: Vec<(f64, bool, usize)> = confidence
+        .iter()
+        .zip(correct)
+        .enumerate()
+        .map(|(i, (&p, &y))| (p, y, i))
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// Item indices in ascending order of `values`.

@@ -8,14 +8,18 @@
 //! `report`) except the calibrator file (`calibrator`), and no threshold is
 //! chosen here (that is `thresholds`): a label arrives already decided.
 
+pub mod binomial;
 pub(crate) mod bootstrap;
 pub mod calibrator;
 pub mod cutoffs;
 pub mod cv;
 mod data;
+pub mod decompose;
 pub mod metrics;
 pub mod rescale;
 pub mod selective;
+pub mod smooth;
+pub mod tests_of_fit;
 
 use std::collections::BTreeMap;
 
@@ -50,6 +54,9 @@ pub struct CalibrateOptions {
     /// Acceptance (and rejection) cutoffs to choose on the out-of-fold
     /// confidences, or the raw ones with `Method::None`.
     pub cutoffs: CutoffParams,
+    /// Compute smooth ECE (with its interval). Off only where a caller reads
+    /// other metrics alone, as the run report's Spearman table.
+    pub smooth_ece: bool,
 }
 
 impl Default for CalibrateOptions {
@@ -67,6 +74,7 @@ impl Default for CalibrateOptions {
             bootstrap_by_group: false,
             seed: 0,
             cutoffs: CutoffParams::default(),
+            smooth_ece: true,
         }
     }
 }
@@ -129,6 +137,14 @@ pub struct RiskCoverage {
     pub rescaled: Option<Vec<selective::CurvePoint>>,
 }
 
+/// The smoothed reliability curves (with confidence densities) of the raw
+/// and rescaled confidences, each at its own smooth-ECE bandwidth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SmoothReliability {
+    pub raw: Vec<smooth::SmoothPoint>,
+    pub rescaled: Option<Vec<smooth::SmoothPoint>>,
+}
+
 /// Everything `codecal calibrate` reports. Field names are the JSON keys.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CalibrationReport {
@@ -158,6 +174,7 @@ pub struct CalibrationReport {
     pub seed: u64,
     pub reliability: Reliability,
     pub risk_coverage: RiskCoverage,
+    pub smooth_reliability: SmoothReliability,
     pub warnings: Vec<String>,
 }
 
@@ -215,7 +232,8 @@ pub fn calibrate(
     };
 
     let target = data.target.as_deref();
-    let raw_sample = Sample::new(&data.confidence, &data.correct, target, options.bins);
+    let raw_sample = Sample::new(&data.confidence, &data.correct, target, options.bins)
+        .with_smooth_ece(options.smooth_ece);
     let all: Vec<usize> = (0..data.len()).collect();
     let rescaled_parts = out_of_fold.as_ref().map(|oof| {
         let correct: Vec<bool> = oof.items.iter().map(|&i| data.correct[i]).collect();
@@ -228,6 +246,7 @@ pub fn calibrate(
             .zip(rescaled_parts.as_ref())
             .map(|(oof, (correct, target))| {
                 Sample::new(&oof.confidence, correct, target.as_deref(), options.bins)
+                    .with_smooth_ece(options.smooth_ece)
             });
 
     let mut samples: Vec<(&Sample, &[usize])> = vec![(&raw_sample, &all)];
@@ -282,8 +301,30 @@ pub fn calibrate(
             .zip(rescaled_parts.as_ref())
             .map(|(oof, (correct, _))| curve(&oof.confidence, correct)),
     };
+    let smooth_curve = |confidence: &[f64], correct: &[bool], sigma: f64| {
+        if sigma.is_finite() {
+            smooth::smooth_curve(confidence, correct, sigma, 200)
+        } else {
+            Vec::new()
+        }
+    };
+    let smooth_reliability = SmoothReliability {
+        raw: smooth_curve(
+            &data.confidence,
+            &data.correct,
+            raw.metrics.smooth_ece_sigma,
+        ),
+        rescaled: out_of_fold
+            .as_ref()
+            .zip(rescaled_parts.as_ref())
+            .zip(rescaled.as_ref())
+            .map(|((oof, (correct, _)), r)| {
+                smooth_curve(&oof.confidence, correct, r.metrics.smooth_ece_sigma)
+            }),
+    };
     Ok(CalibrationReport {
         risk_coverage,
+        smooth_reliability,
         reliability: Reliability {
             raw: raw_bins,
             rescaled: rescaled_bins,

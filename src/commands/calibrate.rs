@@ -145,6 +145,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         bootstrap_by_group: args.bootstrap_by_group,
         seed: args.seed,
         cutoffs: cutoff_params(&args),
+        smooth_ece: true,
     };
     let report = calibrate(&data, &options)
         .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;

@@ -9,7 +9,7 @@ use super::PipelineError;
 use super::artifacts::stage_error;
 use super::config::{RunConfig, enum_value};
 use super::generation::generation_params;
-use super::tables::{Named, header};
+use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::{
@@ -37,6 +37,7 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             reject_precision: config.calibration.reject_precision,
             ..CutoffParams::default()
         },
+        smooth_ece: true,
     })
 }
 
@@ -102,8 +103,9 @@ pub(crate) fn generator(
     })
 }
 
-/// One row of the decision table: a cell's key columns, its report and files.
-pub(crate) struct DecisionRow<'a> {
+/// One cell in the run report's shared tables: its key columns, its report
+/// and its files.
+pub(crate) struct CellRow<'a> {
     pub key: Vec<String>,
     pub report: &'a CalibrationReport,
     pub calibrator: String,
@@ -113,7 +115,7 @@ pub(crate) struct DecisionRow<'a> {
 /// The decision section: per cell and target precision, the accept cutoff
 /// (or "none"), its coverage and realised precision, with links to the
 /// calibrator file and the risk–coverage figure.
-pub(crate) fn decision_table(key: &[&str], rows: &[DecisionRow]) -> Named {
+pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
     let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
     let mut table_rows = Vec::new();
     for row in rows {
@@ -151,6 +153,64 @@ pub(crate) fn decision_table(key: &[&str], rows: &[DecisionRow]) -> Named {
                 "chosen on",
                 "calibrator",
                 "risk-coverage",
+            ],
+        ),
+        rows: table_rows,
+    }
+}
+
+/// The calibration metrics beyond the seeds' tables, per cell, raw and
+/// rescaled, with their bootstrap intervals: the binned ECE beside its
+/// equal-mass version, smooth ECE, the debiased L2 error, the CORP
+/// decomposition of the Brier score, Spiegelhalter's test and AURC.
+pub(crate) fn metrics_table(key: &[&str], rows: &[CellRow]) -> Named {
+    let mut table_rows = Vec::new();
+    for row in rows {
+        let evaluations = [
+            ("raw", Some(&row.report.raw)),
+            ("rescaled", row.report.rescaled.as_ref()),
+        ];
+        for (name, evaluation) in evaluations {
+            let Some(e) = evaluation else { continue };
+            let m = &e.metrics;
+            let mut cells = row.key.clone();
+            cells.push(name.to_owned());
+            cells.extend([
+                with_ci(Some(m.ece), e, "ece"),
+                with_ci(Some(m.ece_equal_mass), e, "ece_equal_mass"),
+                with_ci(Some(m.smooth_ece), e, "smooth_ece"),
+                with_ci(Some(m.debiased_l2_ce), e, "debiased_l2_ce"),
+                with_ci(Some(m.corp_mcb), e, "corp_mcb"),
+                with_ci(Some(m.corp_dsc), e, "corp_dsc"),
+                with_ci(Some(m.corp_unc), e, "corp_unc"),
+                with_ci(m.spiegelhalter_p, e, "spiegelhalter_p"),
+                with_ci(Some(m.aurc), e, "aurc"),
+            ]);
+            table_rows.push(cells);
+        }
+    }
+    Named {
+        file: "metrics",
+        title: "Calibration beyond the seeds' tables: ECE over equal-width and equal-mass bins, \
+                smooth ECE (Blasiok and Nakkiran 2024), the debiased L2 error (Kumar et al. \
+                2019), the CORP decomposition Brier = MCB - DSC + UNC (a negative skill score \
+                is miscalibration when MCB is large, no discrimination when DSC is small), \
+                Spiegelhalter's p for \"calibrated\" (one-sided; a large n rejects tiny gaps) \
+                and AURC"
+            .into(),
+        header: header(
+            key,
+            &[
+                "confidence",
+                "ECE",
+                "ECE equal-mass",
+                "smooth ECE",
+                "debiased L2",
+                "MCB",
+                "DSC",
+                "UNC",
+                "Spiegelhalter p",
+                "AURC",
             ],
         ),
         rows: table_rows,

@@ -5,6 +5,7 @@
 
 mod reliability;
 mod risk_coverage;
+mod smooth_reliability;
 mod thresholds;
 
 use std::path::Path;
@@ -16,6 +17,7 @@ use crate::score::PairScores;
 
 pub use reliability::{PngError, reliability_svg, render_png};
 pub use risk_coverage::risk_coverage_svg;
+pub use smooth_reliability::smooth_reliability_svg;
 pub use thresholds::{
     Provenance, metric_origin, roc_svg, threshold_file_name, thresholds_markdown, thresholds_toml,
 };
@@ -25,6 +27,16 @@ fn metric_label(name: &str) -> &'static str {
     match name {
         "base_rate" => "Success rate",
         "ece" => "ECE",
+        "ece_equal_mass" => "ECE, equal-mass bins",
+        "smooth_ece" => "Smooth ECE (Blasiok and Nakkiran)",
+        "debiased_l2_ce" => "Debiased L2 calibration error",
+        "corp_mcb" => "CORP miscalibration (MCB)",
+        "corp_dsc" => "CORP discrimination (DSC)",
+        "corp_unc" => "CORP uncertainty (UNC)",
+        "murphy_rel" => "Murphy reliability (binned)",
+        "murphy_res" => "Murphy resolution (binned)",
+        "spiegelhalter_z" => "Spiegelhalter Z",
+        "spiegelhalter_p" => "Spiegelhalter p (calibrated?)",
         "mce" => "MCE",
         "brier" => "Brier",
         "brier_ref" => "Brier of base rate, p(1-p)",
@@ -343,8 +355,8 @@ pub enum ReportError {
     Png(#[from] PngError),
 }
 
-/// Writes metrics.json, metrics.csv, table.md, table.tex, reliability.svg,
-/// reliability.png, risk_coverage.svg and risk_coverage.png into `dir`. Returns warnings (e.g. no fonts for the PNG).
+/// Writes metrics.json, metrics.csv, table.md, table.tex and the figures
+/// (reliability, risk_coverage, smooth_reliability; SVG and PNG) into `dir`. Returns warnings (e.g. no fonts for the PNG).
 pub fn write_calibration_dir(
     dir: &Path,
     report: &CalibrationReport,
@@ -355,10 +367,15 @@ pub fn write_calibration_dir(
     write_atomic(&dir.join("table.md"), markdown(report).as_bytes())?;
     write_atomic(&dir.join("table.tex"), latex(report).as_bytes())?;
     let mut warnings = Vec::new();
-    for (name, svg) in [
-        ("reliability", reliability_svg(report)),
-        ("risk_coverage", risk_coverage_svg(report)),
-    ] {
+    let figures = [
+        ("reliability", Some(reliability_svg(report))),
+        ("risk_coverage", Some(risk_coverage_svg(report))),
+        ("smooth_reliability", smooth_reliability_svg(report)),
+    ];
+    for (name, svg) in figures
+        .into_iter()
+        .filter_map(|(name, svg)| svg.map(|s| (name, s)))
+    {
         write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())?;
         let (png, png_warnings) = render_png(&svg)?;
         write_atomic(&dir.join(format!("{name}.png")), &png)?;

@@ -94,6 +94,28 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
             y(b.mean_confidence)
         );
     }
+    // Clopper–Pearson 95% intervals on each bar.
+    for b in bins {
+        if let Some([low, high]) = b.accuracy_interval {
+            let centre = x(b.lo) + bar_width(b) / 2.0;
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{centre:.2}\" y1=\"{:.2}\" x2=\"{centre:.2}\" y2=\"{:.2}\" stroke=\"black\" stroke-width=\"1\"/>\n\
+                 <line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"black\"/>\n\
+                 <line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"black\"/>",
+                y(low),
+                y(high),
+                centre - 3.0,
+                y(low),
+                centre + 3.0,
+                y(low),
+                centre - 3.0,
+                y(high),
+                centre + 3.0,
+                y(high)
+            );
+        }
+    }
     let _ = writeln!(
         svg,
         "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\" stroke-dasharray=\"5,4\"/>\n\
@@ -110,7 +132,7 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">confidence</text>\n\
          <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 {} {})\">accuracy</text>\n\
          <text x=\"{}\" y=\"{}\">ECE = {ece:.4}</text>\n\
-         <text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#d62728\">red: mean confidence in bin</text>",
+         <text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#d62728\">red: mean confidence in bin; whiskers: 95% Clopper-Pearson</text>",
         x(0.5),
         bottom + 36.0,
         left + 20.0,

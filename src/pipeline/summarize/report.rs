@@ -16,7 +16,7 @@ use crate::calibrate::{
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, DecisionRow, calibrate_options, decision_table, generator,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -101,6 +101,11 @@ pub(crate) fn calibrate_and_report(
         method: Method::None,
         ..options.clone()
     };
+    // Table I reads only Spearman's rho from its calibrations.
+    let spearman_only = CalibrateOptions {
+        smooth_ece: false,
+        ..raw_only.clone()
+    };
     let mut cells = Vec::new();
     let mut spearman = Vec::new();
     let mut notes = Vec::new();
@@ -181,8 +186,8 @@ pub(crate) fn calibrate_and_report(
                         rhos.push("n/a".into());
                         continue;
                     };
-                    let report =
-                        calibrate(&data(target, points[0].1), &raw_only).map_err(stage_error)?;
+                    let report = calibrate(&data(target, points[0].1), &spearman_only)
+                        .map_err(stage_error)?;
                     rhos.push(with_ci(
                         report.raw.metrics.spearman,
                         &report.raw,
@@ -388,7 +393,7 @@ fn write_tables(
         ),
         rows: seven,
     });
-    let decision_rows: Vec<DecisionRow> = cells
+    let decision_rows: Vec<CellRow> = cells
         .iter()
         .map(|c| {
             let parts = vec![c.language.as_str(), &c.model, &c.measure, &c.point];
@@ -398,7 +403,7 @@ fn write_tables(
                 label: LabelDefinition::default(),
                 generator: None,
             };
-            DecisionRow {
+            CellRow {
                 key: vec![
                     c.language.clone(),
                     c.model.clone(),
@@ -411,10 +416,9 @@ fn write_tables(
             }
         })
         .collect();
-    tables.push(decision_table(
-        &["language", "model", "measure", "operating point"],
-        &decision_rows,
-    ));
+    let cell_key = ["language", "model", "measure", "operating point"];
+    tables.push(metrics_table(&cell_key, &decision_rows));
+    tables.push(decision_table(&cell_key, &decision_rows));
     let mut markdown = format!(
         "# codecal run: {}\n\nCorrect means {metric} above the threshold of `{}`. \
          Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \

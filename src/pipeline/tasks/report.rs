@@ -35,7 +35,7 @@ use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, DecisionRow, calibrate_options, decision_table, generator,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -373,7 +373,7 @@ fn keyed(c: &Cell, columns: Vec<String>) -> Vec<String> {
 }
 
 /// Each cell's row of the decision table, with its files' paths.
-fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<DecisionRow<'_>> {
+fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<CellRow<'_>> {
     let dataset_name = format!("{dataset:?}").to_lowercase();
     cells
         .iter()
@@ -384,7 +384,7 @@ fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<DecisionRow<'_>> {
                 label: LabelDefinition::default(),
                 generator: None,
             };
-            DecisionRow {
+            CellRow {
                 key: vec![c.model.clone(), c.measure.clone()],
                 report: &c.report,
                 calibrator: files.calibrator_file(),
@@ -468,6 +468,7 @@ fn write_report(
         Dataset::LineCompletion => " (exact match, the notion of seed 000's Table 7)",
         _ => "",
     };
+    let cell_rows = decision_rows(dataset, cells);
     let tables = [
         Named {
             file: "outcomes",
@@ -511,7 +512,8 @@ fn write_report(
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
         },
-        decision_table(&key, &decision_rows(dataset, cells)),
+        metrics_table(&key, &cell_rows),
+        decision_table(&key, &cell_rows),
     ];
     let mut markdown = format!(
         "# codecal run: {}\n\nTask `{}` on `{dataset:?}`; correct means the oracle passed the \

@@ -1,0 +1,320 @@
+//! Smooth ECE (Błasiok and Nakkiran, ICLR 2024), computed as the reference
+//! package `relplot` 1.0.3 computes it, so that the two agree to 1e-9.
+//!
+//! For a bandwidth σ, the residuals f − y and the item counts are spread on
+//! a grid of M = max(2000, round(20/σ)) div 2 + 1 points (each item split
+//! linearly between its two neighbours), smoothed with a Gaussian kernel of
+//! width σ truncated at distance ½ and reflected at 0 and 1, and read at
+//! E = max(round(10/σ), 200) evaluation points t; smECE_σ is Σ|N(t)| /
+//! Σ(D(t) + 10⁻⁴). The bandwidth σ* is the fixed point smECE_σ = σ, found
+//! by ten halvings of [0, 1] (`relplot/metrics.py`); σ* is the upper end,
+//! a multiple of 1/1024, and the reported value is smECE at σ*.
+//!
+//! Not here: the binned ECE (`metrics`), and drawing (`report`).
+
+use serde::Serialize;
+
+/// relplot's additive floor on the smoothed density.
+const DENSITY_FLOOR: f64 = 1e-4;
+
+/// Smooth ECE and the bandwidth it was read at.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SmoothEce {
+    pub value: f64,
+    pub sigma: f64,
+}
+
+/// One point of the smoothed reliability curve.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SmoothPoint {
+    pub confidence: f64,
+    /// The kernel-smoothed success rate at `confidence`.
+    pub accuracy: f64,
+    /// The kernel density of the confidences there (integrates to about 1).
+    pub density: f64,
+}
+
+/// numpy's `linspace(0, 1, n)`: i·(1/(n−1)), the last point exactly 1.
+fn linspace01(n: usize) -> impl Iterator<Item = f64> {
+    let step = 1.0 / (n - 1) as f64;
+    (0..n).map(move |i| if i + 1 == n { 1.0 } else { i as f64 * step })
+}
+
+/// The grid size relplot uses at bandwidth σ.
+fn grid_size(sigma: f64) -> usize {
+    ((20.0 / sigma).round_ties_even() as usize).max(2000) / 2 + 1
+}
+
+/// Items spread onto a grid of `m` points: (left index, right share) each.
+struct Spread {
+    m: usize,
+    left: Vec<u32>,
+    share: Vec<f64>,
+}
+
+impl Spread {
+    fn new(confidence: &[f64], m: usize) -> Spread {
+        let (mut left, mut share) = (Vec::with_capacity(confidence.len()), Vec::new());
+        for &f in confidence {
+            let position = f * (m - 1) as f64;
+            let k = (position.floor().max(0.0) as usize).min(m - 2);
+            left.push(k as u32);
+            share.push(position - k as f64);
+        }
+        Spread { m, left, share }
+    }
+
+    /// The grid of `value(i)` summed over items, each split between neighbours.
+    fn grid(&self, value: impl Fn(usize) -> f64) -> Vec<f64> {
+        let mut grid = vec![0.0; self.m];
+        for (i, (&k, &a)) in self.left.iter().zip(&self.share).enumerate() {
+            let v = value(i);
+            if v != 0.0 {
+                grid[k as usize] += (1.0 - a) * v;
+                grid[k as usize + 1] += a * v;
+            }
+        }
+        grid
+    }
+}
+
+/// relplot's reflected, truncated Gaussian smoothing of each grid (all of
+/// one size), read by linear interpolation at `points` evaluation points.
+///
+/// Only the grid values the read-out needs are smoothed, the grids share
+/// one pass, and sparse grids (few items) are smoothed from their non-zero
+/// points: the same sums as relplot's dense convolution, in another order.
+fn smooth<const G: usize>(grids: [&[f64]; G], sigma: f64, points: usize) -> [Vec<f64>; G] {
+    let m = grids[0].len();
+    let last = m - 1;
+    let kernel: Vec<f64> = linspace01(m)
+        .map(|u| {
+            (-(u - 0.5) * (u - 0.5) / (2.0 * sigma * sigma)).exp()
+                / ((2.0 * std::f64::consts::PI).sqrt() * sigma)
+        })
+        .collect();
+    let centre = m / 2;
+    let step = 1.0 / last as f64;
+    let reads: Vec<(usize, f64)> = linspace01(points)
+        .map(|t| {
+            let k = ((t * last as f64) as usize).min(m - 2);
+            (k, (t - k as f64 * step) / step)
+        })
+        .collect();
+    let mut needed = vec![false; m];
+    for &(k, _) in &reads {
+        needed[k] = true;
+        needed[k + 1] = true;
+    }
+    let nonzero: Vec<usize> = (0..m)
+        .filter(|&g| grids.iter().any(|grid| grid[g] != 0.0))
+        .collect();
+    let mut smoothed: [Vec<f64>; G] = std::array::from_fn(|_| vec![0.0; m]);
+    // Terms past 40σ are below e^-800 of the centre: exactly 0 in f64.
+    let reach = ((40.0 * sigma) * last as f64).ceil() as usize;
+    let (first, end) = (centre.saturating_sub(reach), (centre + reach).min(last));
+    if 3 * nonzero.len() < m {
+        // s[k] = Σ_g grid[g] Σ_{q ∈ images of g} kernel[k + centre − q], the
+        // images being g and its reflections −g and 2·last − g: one
+        // contiguous multiply-add per image, which vectorizes.
+        for &g in &nonzero {
+            let g_signed = g as isize;
+            let left = (g > 0).then_some(-g_signed);
+            let right = (g < last).then_some(2 * last as isize - g_signed);
+            for q in [Some(g_signed), left, right].into_iter().flatten() {
+                // kernel index j = k + centre − q must lie in [first, end].
+                let shift = centre as isize - q;
+                let lo = (first as isize - shift).max(0);
+                let hi = (end as isize - shift).min(last as isize);
+                if lo > hi {
+                    continue;
+                }
+                let (lo, hi) = (lo as usize, hi as usize);
+                let j0 = (lo as isize + shift) as usize;
+                let weights = &kernel[j0..j0 + (hi - lo) + 1];
+                for (out, grid) in smoothed.iter_mut().zip(&grids) {
+                    let value = grid[g];
+                    if value != 0.0 {
+                        for (o, w) in out[lo..=hi].iter_mut().zip(weights) {
+                            *o += value * w;
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        // Each grid reflected past both ends, so each value is one contiguous
+        // dot product: s[k] = Σ_j kernel[j] · grid[refl(k + centre − j)].
+        let offset = last as isize;
+        let extended: Vec<Vec<f64>> = grids
+            .iter()
+            .map(|grid| {
+                (-offset..=2 * offset)
+                    .map(|q| {
+                        let q = q.abs();
+                        grid[(if q > offset { 2 * offset - q } else { q }) as usize]
+                    })
+                    .collect()
+            })
+            .collect();
+        for k in (0..m).filter(|&k| needed[k]) {
+            let top = k + centre + last;
+            for (out, extended) in smoothed.iter_mut().zip(&extended) {
+                out[k] = reversed_dot(&kernel[first..=end], &extended[top - end..=top - first]);
+            }
+        }
+    }
+    smoothed.map(|s| {
+        reads
+            .iter()
+            .map(|&(k, r)| s[k] * (1.0 - r) + s[k + 1] * r)
+            .collect()
+    })
+}
+
+/// Σ a[i] · b[len − 1 − i], in four running sums so that the compiler can
+/// keep them in vector registers (f64 addition is not reassociated for us).
+fn reversed_dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut sums = [0.0; 4];
+    let chunks = a.len() / 4;
+    let n = b.len();
+    for c in 0..chunks {
+        for (lane, sum) in sums.iter_mut().enumerate() {
+            let i = 4 * c + lane;
+            *sum += a[i] * b[n - 1 - i];
+        }
+    }
+    let mut total = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    for i in 4 * chunks..a.len() {
+        total += a[i] * b[n - 1 - i];
+    }
+    total
+}
+
+/// The evaluation of smECE at any σ, reusing each grid size's spread.
+struct Evaluator<'a, W: Fn(usize) -> f64> {
+    confidence: &'a [f64],
+    correct: &'a [bool],
+    weight: W,
+    spreads: Vec<(Spread, Vec<f64>, Vec<f64>)>,
+}
+
+impl<W: Fn(usize) -> f64> Evaluator<'_, W> {
+    /// The residual and count grids at grid size `m`, spread once.
+    fn grids(&mut self, m: usize) -> (&[f64], &[f64]) {
+        if let Some(at) = self.spreads.iter().position(|(s, _, _)| s.m == m) {
+            let (_, residual, count) = &self.spreads[at];
+            return (residual, count);
+        }
+        let spread = Spread::new(self.confidence, m);
+        let residual = spread.grid(|i| {
+            let y = if self.correct[i] { 1.0 } else { 0.0 };
+            (self.weight)(i) * (self.confidence[i] - y)
+        });
+        let count = spread.grid(&self.weight);
+        self.spreads.push((spread, residual, count));
+        let (_, residual, count) = self.spreads.last().expect("just pushed");
+        (residual, count)
+    }
+
+    fn at(&mut self, sigma: f64) -> f64 {
+        let points = ((10.0 / sigma).round_ties_even() as usize).max(200);
+        let (residual, count) = self.grids(grid_size(sigma));
+        let [numerator, density] = smooth([residual, count], sigma, points);
+        let total_residual: f64 = numerator.iter().map(|n| n.abs()).sum();
+        let total_density: f64 = density.iter().map(|d| d + DENSITY_FLOOR).sum();
+        total_residual / total_density
+    }
+}
+
+/// Smooth ECE of `confidence` against `correct`, each item counted
+/// `weight(i)` times (bootstrap counts; 1 for a plain evaluation).
+pub fn smooth_ece(
+    confidence: &[f64],
+    correct: &[bool],
+    weight: impl Fn(usize) -> f64,
+) -> SmoothEce {
+    let mut evaluator = Evaluator {
+        confidence,
+        correct,
+        weight,
+        spreads: Vec::new(),
+    };
+    let holds = |e: &mut Evaluator<_>, sigma: f64| sigma < 0.001 || sigma < e.at(sigma);
+    if holds(&mut evaluator, 1.0) {
+        return SmoothEce {
+            value: evaluator.at(1.0),
+            sigma: 1.0,
+        };
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..10 {
+        let mid = (hi + lo) / 2.0;
+        if holds(&mut evaluator, mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    SmoothEce {
+        value: evaluator.at(hi),
+        sigma: hi,
+    }
+}
+
+/// The smoothed reliability curve and confidence density at `points`
+/// evenly spaced confidences, with bandwidth `sigma` (relplot's
+/// `rel_diagram` without its unseeded bagging).
+pub fn smooth_curve(
+    confidence: &[f64],
+    correct: &[bool],
+    sigma: f64,
+    points: usize,
+) -> Vec<SmoothPoint> {
+    let n = confidence.len() as f64;
+    let spread = Spread::new(confidence, grid_size(sigma));
+    let successes = spread.grid(|i| if correct[i] { 1.0 } else { 0.0 });
+    let count = spread.grid(|_| 1.0);
+    let mass = spread.grid(|_| 1.0 / n);
+    let [successes, count, mass] = smooth([&successes, &count, &mass], sigma, points);
+    linspace01(points)
+        .zip(successes.iter().zip(&count).zip(&mass))
+        .map(|(t, ((s, c), d))| SmoothPoint {
+            confidence: t,
+            accuracy: s / (c + DENSITY_FLOOR),
+            density: *d,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::metrics::tests::fixture;
+
+    // Expected values: tests/metrics_expected.py, relplot 1.0.3's smECE.
+    #[test]
+    fn matches_relplot_on_the_small_fixture() {
+        let f = fixture();
+        let s = smooth_ece(&f.confidence, &f.correct, |_| 1.0);
+        assert_eq!(s.sigma, 0.115234375);
+        assert!((s.value - 0.11452663233429981).abs() < 1e-9, "{}", s.value);
+    }
+
+    #[test]
+    fn weights_count_items_that_many_times() {
+        let f = fixture();
+        let weights: Vec<f64> = (0..f.confidence.len()).map(|i| (i % 3) as f64).collect();
+        let weighted = smooth_ece(&f.confidence, &f.correct, |i| weights[i]);
+        let (mut confidence, mut correct) = (Vec::new(), Vec::new());
+        for (i, &w) in weights.iter().enumerate() {
+            for _ in 0..w as usize {
+                confidence.push(f.confidence[i]);
+                correct.push(f.correct[i]);
+            }
+        }
+        let repeated = smooth_ece(&confidence, &correct, |_| 1.0);
+        assert_eq!(weighted.sigma, repeated.sigma);
+        assert!((weighted.value - repeated.value).abs() < 1e-12);
+    }
+}

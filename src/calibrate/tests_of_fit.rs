@@ -1,0 +1,168 @@
+//! A calibration test and a debiased calibration error: statistics whose
+//! point is to say whether a gap is more than noise.
+//!
+//! Spiegelhalter's Z: Σ(y − p)(1 − 2p) / √Σ(1 − 2p)² p(1 − p), with the
+//! one-sided p-value 1 − Φ(Z) of MAPIE 1.6.0's `spiegelhalter_p_value`
+//! (computed as ½·erfc(Z/√2), which keeps the tail where 1 − Φ rounds to 0).
+//! A large n rejects tiny departures.
+//!
+//! Debiased L2 calibration error (Kumar, Liang and Ma 2019), as the
+//! `uncertainty-calibration` package's `get_calibration_error(debias=True)`:
+//! 15 equal-mass bins cut halfway between neighbouring runs of the sorted
+//! confidences; per bin (n_b ≥ 2) the squared gap less its variance term
+//! ȳ_b(1 − ȳ_b)/(n_b − 1); the weighted sum clipped at 0, then the root.
+//!
+//! Not here: the binned and smooth ECEs (`metrics`, `smooth`).
+
+/// Spiegelhalter's Z and its one-sided p-value; `None` when every
+/// confidence is 0, ½ or 1 (no variance to scale by).
+pub fn spiegelhalter(
+    confidence: &[f64],
+    correct: &[bool],
+    w: &impl Fn(usize) -> f64,
+) -> Option<(f64, f64)> {
+    let (mut numerator, mut variance) = (0.0, 0.0);
+    for (i, (&p, &y)) in confidence.iter().zip(correct).enumerate() {
+        let y = if y { 1.0 } else { 0.0 };
+        numerator += w(i) * (y - p) * (1.0 - 2.0 * p);
+        variance += w(i) * (1.0 - 2.0 * p).powi(2) * p * (1.0 - p);
+    }
+    (variance > 0.0).then(|| {
+        let z = numerator / variance.sqrt();
+        (z, 0.5 * erfc(z / std::f64::consts::SQRT_2))
+    })
+}
+
+/// The complementary error function to about 1e-15: its Taylor series
+/// below 2, Lentz's continued fraction above, and erfc(−x) = 2 − erfc(x).
+pub fn erfc(x: f64) -> f64 {
+    if x < 0.0 {
+        return 2.0 - erfc(-x);
+    }
+    if x < 2.0 {
+        // erf(x) = 2/√π Σ (−1)^n x^(2n+1) / (n! (2n+1)).
+        let (mut term, mut sum, mut n) = (x, x, 0.0);
+        while term.abs() > 1e-17 * sum.abs() {
+            n += 1.0;
+            term *= -x * x / n;
+            sum += term / (2.0 * n + 1.0);
+        }
+        return 1.0 - 2.0 / std::f64::consts::PI.sqrt() * sum;
+    }
+    // erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …)))).
+    let tiny = 1e-300;
+    let (mut f, mut c, mut d) = (x, x, 0.0);
+    for k in 1..500 {
+        let a = k as f64 / 2.0;
+        d = x + a * d;
+        d = if d.abs() < tiny { tiny } else { d };
+        c = x + a / c;
+        c = if c.abs() < tiny { tiny } else { c };
+        d = 1.0 / d;
+        let delta = c * d;
+        f *= delta;
+        if (delta - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    (-x * x).exp() / std::f64::consts::PI.sqrt() / f
+}
+
+/// Bins of the debiased estimate.
+const DEBIAS_BINS: u64 = 15;
+
+/// The debiased L2 calibration error over `ascending` (items by confidence),
+/// item i counted `w(i)` times (a whole number).
+pub fn debiased_l2_ce(
+    ascending: &[usize],
+    confidence: &[f64],
+    correct: &[bool],
+    w: &impl Fn(usize) -> f64,
+) -> f64 {
+    let items: Vec<(usize, u64)> = ascending
+        .iter()
+        .map(|&i| (i, w(i).round() as u64))
+        .filter(|&(_, c)| c > 0)
+        .collect();
+    let total: u64 = items.iter().map(|&(_, c)| c).sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    // The value at a position of the sorted list with each item repeated.
+    let mut ends = Vec::with_capacity(items.len());
+    let mut running = 0;
+    for &(_, c) in &items {
+        running += c;
+        ends.push(running);
+    }
+    let at = |position: u64| confidence[items[ends.partition_point(|&e| e <= position)].0];
+    // numpy's array_split sizes, then cuts halfway between runs, and 1.
+    let bins = DEBIAS_BINS.min(total);
+    let (base, extra) = (total / bins, total % bins);
+    let mut cuts = Vec::new();
+    let mut boundary = 0;
+    for b in 0..bins - 1 {
+        boundary += base + u64::from(b < extra);
+        cuts.push((at(boundary - 1) + at(boundary)) / 2.0);
+    }
+    cuts.push(1.0);
+    cuts.sort_by(f64::total_cmp);
+    cuts.dedup();
+    let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64); cuts.len()];
+    for &(i, c) in &items {
+        let bin = cuts
+            .partition_point(|&cut| cut < confidence[i])
+            .min(cuts.len() - 1);
+        let c = c as f64;
+        sums[bin].0 += c;
+        sums[bin].1 += c * confidence[i];
+        sums[bin].2 += if correct[i] { c } else { 0.0 };
+    }
+    let estimate: f64 = sums
+        .iter()
+        .filter(|s| s.0 >= 2.0)
+        .map(|&(n, conf, pos)| {
+            let (mean, rate) = (conf / n, pos / n);
+            n / total as f64 * ((mean - rate).powi(2) - rate * (1.0 - rate) / (n - 1.0))
+        })
+        .sum();
+    estimate.max(0.0).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::metrics::tests::fixture;
+
+    #[test]
+    fn erfc_matches_known_values() {
+        // math.erfc in Python.
+        for (x, expected) in [
+            (0.0, 1.0),
+            (0.5, 0.4795001221869535),
+            (1.9, 0.0072095707647425325),
+            (2.1, 0.002979466656332984),
+            (5.0, 1.5374597944280351e-12),
+            (-1.0, 1.842700792949715),
+        ] {
+            let got = erfc(x);
+            assert!(
+                ((got - expected) / expected).abs() < 1e-13,
+                "erfc({x}) = {got}, not {expected}"
+            );
+        }
+    }
+
+    // Expected values: tests/metrics_expected.py (MAPIE 1.6.0 and uncertainty-calibration 0.1.4).
+    #[test]
+    fn spiegelhalter_and_debiased_ce_match_their_packages() {
+        let f = fixture();
+        let (z, p) = spiegelhalter(&f.confidence, &f.correct, &|_| 1.0).unwrap();
+        assert!((z - 2.9926483923770117).abs() < 1e-9, "{z}");
+        assert!((p - 0.001382840886197334).abs() < 1e-9, "{p}");
+        let mut ascending: Vec<usize> = (0..f.confidence.len()).collect();
+        ascending.sort_by(|&a, &b| f.confidence[a].total_cmp(&f.confidence[b]));
+        let ce = debiased_l2_ce(&ascending, &f.confidence, &f.correct, &|_| 1.0);
+        assert!((ce - 0.2123331887274936).abs() < 1e-9, "{ce}");
+    }
+}
