@@ -2,7 +2,10 @@
 //! same machine, same run, same input file:
 //!
 //! - 1,000,000 rows, 5-fold Platt scaling, no bootstrap;
-//! - 100,000 rows, 5-fold Platt scaling, 1,000 bootstrap resamples.
+//! - 100,000 rows, 5-fold Platt scaling, 1,000 bootstrap resamples;
+//! - smooth ECE with 1,000 bootstrap resamples on 100,000 rows, beside
+//!   relplot 1.0.3 (benches/relplot_smece.py); codecal computes every other
+//!   metric on each resample as well, so its time is an upper bound.
 //!
 //! Both commands are timed end to end (process start, CSV parse, fits, metrics).
 //! Before any time is reported the outputs are checked to agree: raw metrics to
@@ -31,7 +34,7 @@ fn main() {
         root,
         "bench-venv",
         "requirements.txt",
-        "sklearn, scipy, numpy",
+        "sklearn, scipy, numpy, relplot",
     );
     let work = tempfile::tempdir().expect("temp dir");
     let mut results = Vec::new();
@@ -39,6 +42,9 @@ fn main() {
         let csv = work.path().join(format!("bench-{rows}.csv"));
         write_synthetic(&csv, rows, 42);
         results.push(compare(root, &python, &csv, rows, bootstrap));
+        if bootstrap > 0 {
+            results.push(compare_smooth(root, &python, &csv, rows, bootstrap));
+        }
     }
     let out_dir = root.join("target/bench-results");
     std::fs::create_dir_all(&out_dir).expect("results dir");
@@ -95,11 +101,57 @@ fn compare(root: &Path, python: &Path, csv: &Path, rows: usize, bootstrap: usize
             "sklearn_s": sklearn_s, "ratio": ratio, "repeats": REPEATS })
 }
 
+/// Smooth ECE with `bootstrap` resamples: codecal beside relplot, once each
+/// (relplot takes about 0.1 s per resample on 100,000 rows).
+fn compare_smooth(root: &Path, python: &Path, csv: &Path, rows: usize, bootstrap: usize) -> Value {
+    let b = bootstrap.to_string();
+    let codecal_args = [
+        "calibrate",
+        csv.to_str().unwrap(),
+        "--method",
+        "none",
+        "--bootstrap",
+        &b,
+        "--json",
+    ];
+    let script = root.join("benches/relplot_smece.py");
+    let relplot_args = [
+        script.to_str().unwrap(),
+        csv.to_str().unwrap(),
+        "--bootstrap",
+        &b,
+    ];
+    let (codecal_s, ours) = timed(Path::new(env!("CARGO_BIN_EXE_codecal")), &codecal_args, 1);
+    let (relplot_s, theirs) = timed(python, &relplot_args, 1);
+    let (a, b) = (
+        ours["raw"]["smooth_ece"].as_f64().unwrap(),
+        theirs["smooth_ece"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - b).abs() < 1e-9,
+        "smooth ECE: codecal {a} vs relplot {b}"
+    );
+    let ratio = relplot_s / codecal_s;
+    println!(
+        "smooth ECE on {rows} rows, bootstrap {bootstrap}: codecal {codecal_s:.3} s (all metrics), \
+         relplot {relplot_s:.3} s, ratio {ratio:.1}x (one run each); smECE {a:.6} both, \
+         95% interval codecal {:?} relplot {:?}",
+        ours["raw"]["ci"]["smooth_ece"], theirs["ci"]
+    );
+    json!({ "rows": rows, "bootstrap": bootstrap, "metric": "smooth_ece", "codecal_s": codecal_s,
+            "relplot_s": relplot_s, "ratio": ratio, "repeats": 1 })
+}
+
 /// The fastest of REPEATS runs, and the JSON the last run printed.
 fn best_of(program: &Path, args: &[&str]) -> (f64, Value) {
+    timed(program, args, REPEATS)
+}
+
+/// The fastest of `repeats` runs, and the JSON the last run printed.
+fn timed(program: &Path, args: &[&str], repeats: usize) -> (f64, Value) {
     let mut best = f64::INFINITY;
     let mut output = Value::Null;
-    for _ in 0..REPEATS {
+    for _ in 0..repeats {
         let start = Instant::now();
         let out = Command::new(program)
             .args(args)

@@ -17,6 +17,12 @@ use crate::calibrate::{
 };
 use crate::digest::sha256_hex;
 
+/// What the calibration stage computes and lays out, as a number in its
+/// input hash: raised whenever a metric, table or file of the report
+/// changes, so that `--resume` with a newer codecal re-runs the (cheap)
+/// calibration instead of keeping an old report.
+pub(crate) const REPORT_REVISION: u32 = 2;
+
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
     Ok(CalibrateOptions {

@@ -33,6 +33,7 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         labels.push(label);
     }
     let mut inputs = vec![
+        super::calibration::REPORT_REVISION.to_string(),
         section(&config.scoring),
         section(&config.calibration),
         std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default(),

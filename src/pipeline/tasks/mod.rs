@@ -40,6 +40,7 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         labels.push(label);
     }
     let mut inputs = vec![
+        super::calibration::REPORT_REVISION.to_string(),
         serde_json::to_string(&config.calibration).unwrap_or_default(),
         books.file_hash("problems.jsonl")?,
     ];
