@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod rescale;
 pub mod selective;
 pub mod smooth;
+pub mod subgroups;
 pub mod tests_of_fit;
 
 use std::collections::BTreeMap;
@@ -175,6 +176,13 @@ pub struct CalibrationReport {
     pub reliability: Reliability,
     pub risk_coverage: RiskCoverage,
     pub smooth_reliability: SmoothReliability,
+    /// Each item's out-of-fold rescaled confidence (`None` where no fold
+    /// tested it, or without rescaling); not in the JSON.
+    #[serde(skip)]
+    pub out_of_fold_confidence: Vec<Option<f64>>,
+    /// Calibration by subgroup, filled by callers that ask (`--by`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subgroups: Vec<subgroups::Subgroups>,
     pub warnings: Vec<String>,
 }
 
@@ -322,9 +330,17 @@ pub fn calibrate(
                 smooth_curve(&oof.confidence, correct, r.metrics.smooth_ece_sigma)
             }),
     };
+    let mut out_of_fold_confidence = vec![None; data.len()];
+    if let Some(oof) = &out_of_fold {
+        for (&i, &p) in oof.items.iter().zip(&oof.confidence) {
+            out_of_fold_confidence[i] = Some(p);
+        }
+    }
     Ok(CalibrationReport {
         risk_coverage,
         smooth_reliability,
+        out_of_fold_confidence,
+        subgroups: Vec::new(),
         reliability: Reliability {
             raw: raw_bins,
             rescaled: rescaled_bins,

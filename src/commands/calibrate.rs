@@ -100,6 +100,14 @@ pub struct CalibrateArgs {
     /// out-of-fold confidences, or the raw ones with --method none.
     #[arg(long, value_parser = super::finite)]
     target_precision: Vec<f64>,
+    /// Also report calibration per group of this column (repeatable): n, success
+    /// rate, ECE, smooth ECE and skill score, raw and rescaled, and the worst group.
+    #[arg(long = "by")]
+    by: Vec<String>,
+    /// Also fit one rescaler per group of this column, with the same method and
+    /// cross-validation, and show each group's result beside the single rescaler's.
+    #[arg(long)]
+    rescale_by: Option<String>,
     /// The chance the cutoffs' guarantee may fail.
     #[arg(long, default_value_t = 0.1, value_parser = super::finite)]
     delta: f64,
@@ -147,8 +155,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         cutoffs: cutoff_params(&args),
         smooth_ece: true,
     };
-    let report = calibrate(&data, &options)
+    let mut report = calibrate(&data, &options)
         .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;
+    report.subgroups = subgroup_tables(&args, &table, &data, &report, &options)?;
     for warning in &report.warnings {
         eprintln!("codecal: warning: {warning}");
     }
@@ -233,4 +242,42 @@ fn score_threshold_quiet(args: &CalibrateArgs) -> anyhow::Result<f64> {
         (None, Some(path)) => Ok(read_threshold(path, args.operating_point)?.threshold),
         (None, None) => anyhow::bail!("--score needs --threshold or --thresholds"),
     }
+}
+
+/// The `--by` and `--rescale-by` tables.
+fn subgroup_tables(
+    args: &CalibrateArgs,
+    table: &Table,
+    data: &CalibrationData,
+    report: &codecal::calibrate::CalibrationReport,
+    options: &CalibrateOptions,
+) -> anyhow::Result<Vec<codecal::calibrate::subgroups::Subgroups>> {
+    let mut columns = args.by.clone();
+    if let Some(column) = &args.rescale_by
+        && !columns.contains(column)
+    {
+        columns.push(column.clone());
+    }
+    let rescaled = report
+        .rescaled
+        .is_some()
+        .then_some(report.out_of_fold_confidence.as_slice());
+    columns
+        .iter()
+        .map(|name| {
+            let column = table.column(name)?;
+            let values = (0..table.len())
+                .map(|row| column.text(row).map(str::to_owned))
+                .collect::<Result<Vec<_>, _>>()?;
+            let per_group = (args.rescale_by.as_ref() == Some(name)).then_some(options);
+            Ok(codecal::calibrate::subgroups::subgroups(
+                name,
+                &values,
+                data,
+                rescaled,
+                per_group,
+                options.bins,
+            ))
+        })
+        .collect()
 }

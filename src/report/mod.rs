@@ -208,6 +208,64 @@ pub fn markdown(report: &CalibrationReport) -> String {
     }
     out += "\n";
     out += &decision_markdown(report);
+    for groups in &report.subgroups {
+        out += "\n";
+        out += &subgroups_markdown(groups);
+    }
+    out
+}
+
+/// One grouping column's table: per group, raw and rescaled ECE, smooth
+/// ECE and skill score, and the per-group rescaler's where it was fitted.
+pub fn subgroups_markdown(groups: &crate::calibrate::subgroups::Subgroups) -> String {
+    let per_group = groups
+        .rows
+        .iter()
+        .any(|r| r.per_group.is_some() || r.note.is_some());
+    let mut out = format!(
+        "Calibration by {} (ECE / smooth ECE / skill score):\n\n| {} | n | success rate | raw | rescaled |{}\n|---|---|---|---|---|{}\n",
+        groups.column,
+        groups.column,
+        if per_group {
+            " rescaled within the group |"
+        } else {
+            ""
+        },
+        if per_group { "---|" } else { "" }
+    );
+    let cell = |m: Option<crate::calibrate::subgroups::GroupMetrics>| {
+        m.map_or("-".to_owned(), |m| {
+            format!(
+                "{:.4} / {:.4} / {}",
+                m.ece,
+                m.smooth_ece,
+                m.skill_score.map_or("-".to_owned(), |s| format!("{s:.4}"))
+            )
+        })
+    };
+    for row in &groups.rows {
+        out += &format!(
+            "| {} | {} | {:.4} | {} | {} |",
+            row.group.replace('|', "\\|"),
+            row.n,
+            row.base_rate,
+            cell(Some(row.raw)),
+            cell(row.rescaled)
+        );
+        if per_group {
+            out += &format!(
+                " {} |",
+                row.note.clone().unwrap_or_else(|| cell(row.per_group))
+            );
+        }
+        out += "\n";
+    }
+    if let Some(worst) = &groups.worst {
+        out += &format!(
+            "\nWorst {}: {worst} (largest smooth ECE after the single rescaler).\n",
+            groups.column
+        );
+    }
     out
 }
 
