@@ -272,6 +272,8 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
         "Table VI:",
         "Table VII:",
         "Decisions:",
+        "Calibration beyond the seeds' tables",
+        "Calibration by subgroup",
     ] {
         assert!(report.contains(title), "{title} missing from the report");
     }

@@ -7,7 +7,8 @@
 //! (the same method and cross-validation, inside the group), so that the
 //! gain or loss of calibrating per group (Campos et al., arXiv 2512.08810)
 //! shows beside it. The worst group is the one with the largest smooth ECE
-//! after the single rescaler (raw where there is none).
+//! after the single rescaler (raw where there is none), among groups of at
+//! least [`WORST_MIN_ITEMS`] items where there are any.
 //!
 //! Not here: reading the column (`data`), rendering (`report`).
 
@@ -17,6 +18,10 @@ use serde::Serialize;
 
 use super::metrics::{BinSpec, Sample};
 use super::{CalibrateOptions, CalibrationData, calibrate};
+
+/// The worst group is chosen among groups of at least this many items,
+/// where there are any.
+pub const WORST_MIN_ITEMS: usize = 10;
 
 /// The few numbers shown per group and confidence.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -101,8 +106,11 @@ pub fn subgroups(
             }
         })
         .collect();
+    // A one-item group is "worst" by chance alone; prefer groups of some size.
+    let sized = rows.iter().any(|r| r.n >= WORST_MIN_ITEMS);
     let worst = rows
         .iter()
+        .filter(|r| !sized || r.n >= WORST_MIN_ITEMS)
         .max_by(|a, b| {
             let key = |r: &GroupRow| r.rescaled.unwrap_or(r.raw).smooth_ece;
             key(a).total_cmp(&key(b))

@@ -12,8 +12,10 @@ use super::generation::generation_params;
 use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
-    BinSpec, Binning, CalibrateOptions, CalibrationReport, Calibrator, CutoffParams, Provenance,
+    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator,
+    CutoffParams, Provenance,
 };
 use crate::digest::sha256_hex;
 
@@ -21,7 +23,7 @@ use crate::digest::sha256_hex;
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 2;
+pub(crate) const REPORT_REVISION: u32 = 3;
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
@@ -220,5 +222,114 @@ pub(crate) fn metrics_table(key: &[&str], rows: &[CellRow]) -> Named {
             ],
         ),
         rows: table_rows,
+    }
+}
+
+/// "short (≤ a)", "medium" or "long (> b)" for each length: its third of
+/// the lengths, cut at the 1/3 and 2/3 order statistics.
+pub(crate) fn tertiles(lengths: &[usize], unit: &str) -> Vec<String> {
+    let mut sorted = lengths.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let (a, b) = (sorted[(n - 1) / 3], sorted[(2 * (n - 1)) / 3]);
+    lengths
+        .iter()
+        .map(|&l| {
+            if l <= a {
+                format!("short (≤ {a} {unit})")
+            } else if l <= b {
+                "medium".to_owned()
+            } else {
+                format!("long (> {b} {unit})")
+            }
+        })
+        .collect()
+}
+
+/// One cell's subgroup rows: every group of each grouping in `full`, and
+/// only the worst group of each grouping in `worst_only` (those with too
+/// many groups to list, such as repositories).
+pub(crate) fn subgroup_rows(
+    key: &[String],
+    full: &[(&str, Vec<String>)],
+    worst_only: &[(&str, Vec<String>)],
+    data: &CalibrationData,
+    report: &CalibrationReport,
+    bins: BinSpec,
+) -> Vec<Vec<String>> {
+    let rescaled = report
+        .rescaled
+        .is_some()
+        .then_some(report.out_of_fold_confidence.as_slice());
+    let number = |v: Option<f64>| {
+        v.filter(|v| v.is_finite())
+            .map_or("-".to_owned(), |v| format!("{v:.3}"))
+    };
+    let row = |grouping: &str, label: String, g: &GroupRow| {
+        let mut cells = key.to_vec();
+        cells.extend([
+            grouping.to_owned(),
+            label,
+            g.n.to_string(),
+            format!("{:.3}", g.base_rate),
+            number(Some(g.raw.ece)),
+            number(Some(g.raw.smooth_ece)),
+            number(g.rescaled.map(|r| r.smooth_ece)),
+            number(g.rescaled.and_then(|r| r.skill_score)),
+        ]);
+        cells
+    };
+    let mut rows = Vec::new();
+    for (grouping, values) in full {
+        let groups = subgroups(grouping, values, data, rescaled, None, bins);
+        for g in &groups.rows {
+            let worst = groups.worst.as_deref() == Some(g.group.as_str());
+            let label = if worst {
+                format!("{} (worst)", g.group)
+            } else {
+                g.group.clone()
+            };
+            rows.push(row(grouping, label, g));
+        }
+    }
+    for (grouping, values) in worst_only {
+        let groups = subgroups(grouping, values, data, rescaled, None, bins);
+        if let Some(g) = groups
+            .rows
+            .iter()
+            .find(|g| groups.worst.as_deref() == Some(g.group.as_str()))
+        {
+            let label = format!("{} (worst of {})", g.group, groups.rows.len());
+            rows.push(row(grouping, label, g));
+        }
+    }
+    rows
+}
+
+/// The run report's subgroup table.
+pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
+    Named {
+        file: "subgroups",
+        title: "Calibration by subgroup at the first operating point: is the model calibrated \
+                for every group or only on average? (worst = largest smooth ECE after the \
+                single rescaler)"
+            .into(),
+        header: header(
+            key,
+            &[
+                "grouping",
+                "group",
+                "n",
+                "success rate",
+                "raw ECE",
+                "raw smooth ECE",
+                "rescaled smooth ECE",
+                "rescaled skill",
+            ],
+        ),
+        rows,
     }
 }

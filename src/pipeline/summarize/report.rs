@@ -16,7 +16,8 @@ use crate::calibrate::{
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table, subgroup_rows,
+    subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -57,6 +58,9 @@ struct Item {
     confidence: BTreeMap<String, f64>,
     /// Similarity metric name -> value.
     similarity: BTreeMap<String, f64>,
+    /// Characters of the function's code and of the generated summary.
+    code_chars: usize,
+    summary_chars: usize,
 }
 
 /// A calibration result with where it belongs in the tables.
@@ -107,6 +111,7 @@ pub(crate) fn calibrate_and_report(
         ..raw_only.clone()
     };
     let mut cells = Vec::new();
+    let mut subgroup_cells = Vec::new();
     let mut spearman = Vec::new();
     let mut notes = Vec::new();
     let template = config.prompt.template_text().map_err(stage_error)?;
@@ -171,6 +176,26 @@ pub(crate) fn calibrate_and_report(
                         generator: Some(generator.clone()),
                     };
                     files.write(dir, &report)?;
+                    if point == &points[0].0 {
+                        let lengths = |f: fn(&Item) -> usize| -> Vec<usize> {
+                            rows.iter().map(|i| f(i)).collect()
+                        };
+                        let key = vec![language.clone(), label.clone(), measure.clone()];
+                        subgroup_cells.extend(subgroup_rows(
+                            &key,
+                            &[
+                                ("code length", tertiles(&lengths(|i| i.code_chars), "chars")),
+                                (
+                                    "summary length",
+                                    tertiles(&lengths(|i| i.summary_chars), "chars"),
+                                ),
+                            ],
+                            &[("repository", rows.iter().map(|i| i.repo.clone()).collect())],
+                            &data,
+                            &report,
+                            options.bins,
+                        ));
+                    }
                     cells.push(Cell {
                         language: language.clone(),
                         model: label.clone(),
@@ -198,7 +223,7 @@ pub(crate) fn calibrate_and_report(
             }
         }
     }
-    write_tables(config, dir, &cells, spearman, &notes)
+    write_tables(config, dir, &cells, spearman, subgroup_cells, &notes)
 }
 
 fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, PipelineError> {
@@ -238,6 +263,8 @@ fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, Pipe
                 }
             }
             Item {
+                code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
+                summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
                 similarity: similarity.get(&id).cloned().unwrap_or_default(),
                 language: text_field(row, "language"),
                 repo: text_field(row, "repo"),
@@ -308,6 +335,7 @@ fn write_tables(
     dir: &Path,
     cells: &[Cell],
     spearman: Vec<Vec<String>>,
+    subgroup_cells: Vec<Vec<String>>,
     notes: &[String],
 ) -> Result<(), PipelineError> {
     let metric = &config.scoring.metric;
@@ -418,6 +446,10 @@ fn write_tables(
         .collect();
     let cell_key = ["language", "model", "measure", "operating point"];
     tables.push(metrics_table(&cell_key, &decision_rows));
+    tables.push(subgroup_table(
+        &["language", "model", "measure"],
+        subgroup_cells,
+    ));
     tables.push(decision_table(&cell_key, &decision_rows));
     let mut markdown = format!(
         "# codecal run: {}\n\nCorrect means {metric} above the threshold of `{}`. \
