@@ -256,18 +256,12 @@ fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
         ));
     }
     // The line a record starts on, counted from its byte offset: the csv
-    // crate's own count is one short for CRLF files.
-    let line_at = |position: Option<&csv::Position>| {
-        position.map_or(0, |p| {
-            let bytes = text.as_bytes();
-            let mut start = (p.byte() as usize).min(bytes.len());
-            // With CRLF the crate ends a record at `\r` and starts the next
-            // one at the `\n` that follows.
-            while start < bytes.len() && matches!(bytes[start], b'\r' | b'\n') {
-                start += 1;
-            }
-            bytes[..start].iter().filter(|&&b| b == b'\n').count() as u64 + 1
-        })
+    // crate's own count is one short for CRLF files. Records come in order,
+    // so the count goes on from the last record's offset (linear, not
+    // quadratic, in the file's size).
+    let mut counter = LineCounter::default();
+    let mut line_at = |position: Option<&csv::Position>| {
+        position.map_or(0, |p| counter.line_at(text.as_bytes(), p.byte() as usize))
     };
     let mut cells: Vec<ColumnCells> = columns.iter().map(|_| ColumnCells::default()).collect();
     let mut lines = Vec::new();
@@ -300,6 +294,34 @@ fn parse_csv(path: &Path, text: &str) -> Result<Table, TableError> {
         cells,
         lines,
     })
+}
+
+/// Newlines counted up to a byte offset, carried on from the last offset.
+#[derive(Default)]
+struct LineCounter {
+    scanned: usize,
+    newlines: u64,
+}
+
+impl LineCounter {
+    /// The 1-based line of the record that starts at byte `offset`.
+    fn line_at(&mut self, bytes: &[u8], offset: usize) -> u64 {
+        let mut start = offset.min(bytes.len());
+        // With CRLF the crate ends a record at `\r` and starts the next one
+        // at the `\n` that follows.
+        while start < bytes.len() && matches!(bytes[start], b'\r' | b'\n') {
+            start += 1;
+        }
+        if start < self.scanned {
+            *self = LineCounter::default();
+        }
+        self.newlines += bytes[self.scanned..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        self.scanned = start;
+        self.newlines + 1
+    }
 }
 
 fn parse_jsonl(path: &Path, text: &str) -> Result<Table, TableError> {
