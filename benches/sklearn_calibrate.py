@@ -38,7 +38,8 @@ def metrics(y, p):
         "log_loss": float(log_loss(y, p)),
         "ece": ece,
         "mce": mce,
-        "oyster_ece": float(abs(c - y.mean())),
+        # "Open the Oyster", Eq. 5: the mean per-item |correct - confidence|.
+        "oyster_ece": float(np.mean(np.abs(y - p))),
         "performance_score": float(1 - brier / (c * (1 - c))),
     }
 

@@ -88,6 +88,30 @@ fn retry_after_on_429_is_honoured() {
 }
 
 #[test]
+fn a_retry_after_beyond_the_cap_fails_at_once_naming_the_wait() {
+    let server = Server::start(|_, _| {
+        Reply::Respond(
+            429,
+            vec![("Retry-After".into(), "100000".into())],
+            "{\"error\": \"come back tomorrow\"}".into(),
+        )
+    });
+    let start = Instant::now();
+    let err = backend(&server)
+        .generate(&completion_prompt(), &Params::default())
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(matches!(err, GenerateError::WaitRefused { .. }), "{err}");
+    let message = err.to_string();
+    assert!(message.contains("100000 s (Retry-After)"), "{message}");
+    assert_eq!(server.requests(), 1);
+}
+
+#[test]
 fn server_errors_timeouts_and_dropped_connections_are_retried() {
     for (name, failure) in [("500", 0), ("timeout", 1), ("dropped connection", 2)] {
         let server = Server::start(move |_, n| match (n, failure) {
@@ -114,6 +138,8 @@ fn persistent_5xx_gives_up_after_the_retries() {
     );
     assert_eq!(server.requests(), 4);
     assert!(err.to_string().contains("HTTP 503"), "{err}");
+    // The total wait is bounded and reported.
+    assert!(err.to_string().contains("s of waiting"), "{err}");
 }
 
 #[test]

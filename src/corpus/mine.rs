@@ -293,35 +293,57 @@ fn is_test_path(relative: &Path) -> bool {
 
 /// Walks the tree, tracking enclosing class names, and hands each function
 /// to `on_function` with the names of its classes.
+///
+/// Iterative, with a tree cursor: a generated file with a 40,000-term
+/// expression is a syntax tree 40,000 levels deep, which a recursive walk
+/// would overflow the stack on and end the whole mining run.
 fn visit(
     node: Node,
     source: &str,
     classes: &mut Vec<String>,
     on_function: &mut dyn FnMut(Node, &[String]),
 ) {
-    let kind = node.kind();
-    let is_class = matches!(
-        kind,
-        "class_definition" | "class_declaration" | "interface_declaration" | "enum_declaration"
-    );
-    let is_function = matches!(
-        kind,
-        "function_definition" | "method_declaration" | "constructor_declaration"
-    );
-    if is_function {
-        on_function(node, classes);
-    }
-    let pushed = is_class
-        && node
-            .child_by_field_name("name")
-            .map(|n| classes.push(text(n, source).to_owned()))
-            .is_some();
+    let is_class = |n: Node| {
+        matches!(
+            n.kind(),
+            "class_definition" | "class_declaration" | "interface_declaration" | "enum_declaration"
+        )
+    };
+    // Whether each open class node pushed a name, so leaving it pops one.
+    let mut pushed: Vec<bool> = Vec::new();
     let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        visit(child, source, classes, on_function);
-    }
-    if pushed {
-        classes.pop();
+    loop {
+        let current = cursor.node();
+        if matches!(
+            current.kind(),
+            "function_definition" | "method_declaration" | "constructor_declaration"
+        ) {
+            on_function(current, classes);
+        }
+        let named = is_class(current)
+            && current
+                .child_by_field_name("name")
+                .map(|n| classes.push(text(n, source).to_owned()))
+                .is_some();
+        if cursor.goto_first_child() {
+            pushed.push(named);
+            continue;
+        }
+        if named {
+            classes.pop();
+        }
+        // Up until a sibling exists, closing each class on the way.
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+            if pushed.pop() == Some(true) {
+                classes.pop();
+            }
+            if cursor.node() == node {
+                return;
+            }
+        }
     }
 }
 
@@ -480,6 +502,23 @@ mod tests {
             first_sentence("\n  Returns the\n  value  \n"),
             "Returns the value"
         );
+    }
+
+    #[test]
+    fn a_40000_term_expression_neither_overflows_the_stack_nor_hides_functions() {
+        let sum = vec!["1"; 40_000].join(" + ");
+        let text = format!(
+            "class Outer:\n    class Inner:\n        def deep(self):\n            \"\"\"Return a very long sum of ones.\"\"\"\n            x = 0\n            return {sum}\n\n    def after(self):\n        \"\"\"Come after the deep method here.\"\"\"\n        y = 1\n        return y\n"
+        );
+        // A small stack, as a worker thread has: the walk must not recurse.
+        let records = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || mine_text("deep.py", &text, Language::Python).0)
+            .unwrap()
+            .join()
+            .expect("mining a deep file must not overflow the stack");
+        let names: Vec<&str> = records.iter().map(|r| r.func_name.as_str()).collect();
+        assert_eq!(names, ["Outer.Inner.deep", "Outer.after"]);
     }
 
     fn mine_text(name: &str, text: &str, language: Language) -> (Vec<Record>, ReadReport) {

@@ -126,10 +126,22 @@ pub enum GenerateError {
         status: u16,
         message: String,
     },
-    #[error("{url}: gave up after {attempts} attempts; last: {last}")]
+    #[error(
+        "{url}: gave up after {attempts} attempts and {waited_s:.1} s of waiting; last: {last}"
+    )]
     RetriesExhausted {
         url: String,
         attempts: usize,
+        waited_s: f64,
+        last: String,
+    },
+    #[error(
+        "{url}: the server asked to wait {asked_s:.0} s (Retry-After), more than the {cap_s:.0} s codecal waits at most; last: {last}"
+    )]
+    WaitRefused {
+        url: String,
+        asked_s: f64,
+        cap_s: f64,
         last: String,
     },
     #[error("{url}: the response is not the JSON an OpenAI-compatible server sends: {detail}")]

@@ -200,6 +200,8 @@ impl Backend for OpenAiBackend {
         let request_bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
         let mut rng = ChaCha8Rng::seed_from_u64(params.seed ^ request_bits);
         let mut last = String::new();
+        // Bounded: at most max_retries waits of at most retry_max each.
+        let mut waited = Duration::ZERO;
         for retry in 0..=self.config.max_retries {
             match self.attempt(&url, &body) {
                 Attempt::Done(result) => {
@@ -210,11 +212,18 @@ impl Backend for OpenAiBackend {
                 }
                 Attempt::Retry(reason, retry_after) => {
                     last = reason;
+                    if let Some(asked) = retry_after.filter(|d| *d > self.config.retry_max) {
+                        return Err(GenerateError::WaitRefused {
+                            url,
+                            asked_s: asked.as_secs_f64(),
+                            cap_s: self.config.retry_max.as_secs_f64(),
+                            last,
+                        });
+                    }
                     if retry < self.config.max_retries {
-                        let wait = retry_after
-                            .map(|d| d.min(self.config.retry_max))
-                            .unwrap_or_else(|| self.backoff(retry, &mut rng));
+                        let wait = retry_after.unwrap_or_else(|| self.backoff(retry, &mut rng));
                         std::thread::sleep(wait);
+                        waited += wait;
                     }
                 }
             }
@@ -222,6 +231,7 @@ impl Backend for OpenAiBackend {
         Err(GenerateError::RetriesExhausted {
             url,
             attempts: self.config.max_retries + 1,
+            waited_s: waited.as_secs_f64(),
             last,
         })
     }

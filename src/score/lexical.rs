@@ -218,23 +218,28 @@ fn rouge_lcs(reference: &[String], candidate: &[String], weight: f64) -> Prf {
 }
 
 /// Lin's WLCS dynamic programme; with f(k) = k it is the plain LCS length.
+///
+/// Two rolling rows, so memory is linear in the candidate's length: two
+/// 100,000-word texts need a few megabytes, not the 80 GB of a full table.
 fn weighted_lcs(x: &[String], y: &[String], f: &impl Fn(f64) -> f64) -> f64 {
     let cols = y.len() + 1;
-    let mut score = vec![0.0; (x.len() + 1) * cols];
-    let mut run = vec![0.0; (x.len() + 1) * cols];
-    for i in 1..=x.len() {
-        for j in 1..=y.len() {
-            let (here, diagonal) = (i * cols + j, (i - 1) * cols + (j - 1));
-            if x[i - 1] == y[j - 1] {
-                let k = run[diagonal];
-                score[here] = score[diagonal] + f(k + 1.0) - f(k);
-                run[here] = k + 1.0;
+    let (mut score_above, mut run_above) = (vec![0.0; cols], vec![0.0; cols]);
+    let (mut score, mut run) = (vec![0.0; cols], vec![0.0; cols]);
+    for xi in x {
+        for j in 1..cols {
+            if *xi == y[j - 1] {
+                let k = run_above[j - 1];
+                score[j] = score_above[j - 1] + f(k + 1.0) - f(k);
+                run[j] = k + 1.0;
             } else {
-                score[here] = score[(i - 1) * cols + j].max(score[i * cols + j - 1]);
+                score[j] = score_above[j].max(score[j - 1]);
+                run[j] = 0.0;
             }
         }
+        std::mem::swap(&mut score, &mut score_above);
+        std::mem::swap(&mut run, &mut run_above);
     }
-    score[x.len() * cols + y.len()]
+    score_above[y.len()]
 }
 
 #[cfg(test)]
