@@ -81,9 +81,98 @@ pub fn create_dir(dir: &Path) -> Result<(), WriteError> {
     })
 }
 
+/// Writes a directory of `files` whole: into a temporary sibling, then
+/// renamed into place, so a reader never sees half of it. An existing `dir`
+/// is replaced only when every entry in it is one of `ours` (a previous
+/// output of the same command); anything else there is refused, naming it,
+/// and nothing is deleted.
+pub fn write_dir_atomic(
+    dir: &Path,
+    files: &[(&str, &[u8])],
+    ours: &[&str],
+) -> Result<(), WriteError> {
+    let error = |path: &Path, source| WriteError {
+        path: path.to_owned(),
+        source,
+    };
+    if dir.exists() {
+        let entries = std::fs::read_dir(dir).map_err(|e| error(dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| error(dir, e))?;
+            let name = entry.file_name();
+            let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+            if !is_file || !ours.iter().any(|o| name == *o) {
+                return Err(error(
+                    &entry.path(),
+                    std::io::Error::other(
+                        "the output directory holds this, which codecal did not write; choose an empty or new directory",
+                    ),
+                ));
+            }
+        }
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    create_dir(&parent)?;
+    let name = dir
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy().into_owned());
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".{name}.tmp-"))
+        .tempdir_in(&parent)
+        .map_err(|e| error(&parent, e))?;
+    for (file, bytes) in files {
+        write_atomic(&staging.path().join(file), bytes)?;
+    }
+    if dir.exists() {
+        let old = tempfile::Builder::new()
+            .prefix(&format!(".{name}.old-"))
+            .tempdir_in(&parent)
+            .map_err(|e| error(&parent, e))?;
+        let old_dir = old.path().join(&name);
+        std::fs::rename(dir, &old_dir).map_err(|e| error(dir, e))?;
+        std::fs::rename(staging.keep(), dir).map_err(|e| error(dir, e))?;
+        // `old` holds only files checked above to be ours; dropping it removes them.
+        drop(old);
+    } else {
+        std::fs::rename(staging.keep(), dir).map_err(|e| error(dir, e))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_directory_is_replaced_whole_or_refused_untouched() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        let ours = ["a.txt", "b.txt"];
+        write_dir_atomic(&out, &[("a.txt", b"1"), ("b.txt", b"2")], &ours).unwrap();
+        write_dir_atomic(&out, &[("a.txt", b"3")], &ours).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.txt"]);
+        assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"3");
+        // A directory with a file of the user's is refused and left as it was.
+        std::fs::write(out.join("notes.md"), "mine").unwrap();
+        let err = write_dir_atomic(&out, &[("a.txt", b"4")], &ours).unwrap_err();
+        assert!(err.to_string().contains("notes.md"), "{err}");
+        assert_eq!(std::fs::read(out.join("a.txt")).unwrap(), b"3");
+        assert_eq!(
+            std::fs::read_to_string(out.join("notes.md")).unwrap(),
+            "mine"
+        );
+        // No staging directories are left behind.
+        let leftovers = std::fs::read_dir(root.path()).unwrap().count();
+        assert_eq!(leftovers, 1);
+    }
 
     #[test]
     fn special_files_and_inputs_are_never_replaced() {

@@ -33,54 +33,49 @@ pub fn corp(
     w: &impl Fn(usize) -> f64,
 ) -> Corp {
     let y = |i: usize| if correct[i] { 1.0 } else { 0.0 };
-    // Pool near-ties, then pool adjacent violators: (mean label, weight, items).
-    let mut blocks: Vec<(f64, f64, Vec<usize>)> = Vec::new();
+    let items: Vec<usize> = ascending.iter().copied().filter(|&i| w(i) != 0.0).collect();
+    // Pool near-ties, then pool adjacent violators. A block is a run of
+    // `items`: (mean label, weight, end); it starts where the previous ends.
+    let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
     let mut run_start = f64::NAN;
-    for &i in ascending {
+    for (position, &i) in items.iter().enumerate() {
         let wi = w(i);
-        if wi == 0.0 {
-            continue;
-        }
         match blocks.last_mut() {
-            Some((mean, weight, items)) if confidence[i] - run_start < 1e-15 => {
+            Some((mean, weight, end)) if confidence[i] - run_start < 1e-15 => {
                 *mean = (*mean * *weight + y(i) * wi) / (*weight + wi);
                 *weight += wi;
-                items.push(i);
+                *end = position + 1;
             }
             _ => {
                 run_start = confidence[i];
-                blocks.push((y(i), wi, vec![i]));
+                blocks.push((y(i), wi, position + 1));
             }
         }
     }
-    let mut pooled: Vec<(f64, f64, Vec<usize>)> = Vec::with_capacity(blocks.len());
+    let mut pooled: Vec<(f64, f64, usize)> = Vec::with_capacity(blocks.len());
     for block in blocks {
         pooled.push(block);
         while pooled.len() > 1 && pooled[pooled.len() - 2].0 > pooled[pooled.len() - 1].0 {
-            let (m2, w2, items2) = pooled.pop().expect("two blocks");
-            let (m1, w1, mut items1) = pooled.pop().expect("two blocks");
-            items1.extend(items2);
-            pooled.push(((m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, items1));
+            let (m2, w2, end) = pooled.pop().expect("two blocks");
+            let (m1, w1, _) = pooled.pop().expect("two blocks");
+            pooled.push(((m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, end));
         }
     }
     let (mut total, mut positives, mut score, mut recalibrated) = (0.0, 0.0, 0.0, 0.0);
-    for (fitted, _, items) in &pooled {
-        for &i in items {
+    let mut start = 0;
+    for &(fitted, _, end) in &pooled {
+        for &i in &items[start..end] {
             let wi = w(i);
             total += wi;
             positives += wi * y(i);
             score += wi * (confidence[i] - y(i)).powi(2);
             recalibrated += wi * (fitted - y(i)).powi(2);
         }
+        start = end;
     }
     let base = positives / total;
     // model-diagnostics takes UNC as the mean squared error of ȳ, not ȳ(1 − ȳ).
-    let mut unc = 0.0;
-    for (_, _, items) in &pooled {
-        for &i in items {
-            unc += w(i) * (base - y(i)).powi(2);
-        }
-    }
+    let unc: f64 = items.iter().map(|&i| w(i) * (base - y(i)).powi(2)).sum();
     let (score, recalibrated, unc) = (score / total, recalibrated / total, unc / total);
     Corp {
         mcb: score - recalibrated,

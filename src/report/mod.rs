@@ -10,7 +10,7 @@ mod thresholds;
 
 use std::path::Path;
 
-use crate::artifact::{WriteError, create_dir, write_atomic};
+use crate::artifact::{WriteError, write_dir_atomic};
 use crate::calibrate::metrics::METRIC_NAMES;
 use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
@@ -419,11 +419,12 @@ pub fn write_calibration_dir(
     dir: &Path,
     report: &CalibrationReport,
 ) -> Result<Vec<String>, ReportError> {
-    create_dir(dir)?;
-    write_atomic(&dir.join("metrics.json"), json(report).as_bytes())?;
-    write_atomic(&dir.join("metrics.csv"), csv(report).as_bytes())?;
-    write_atomic(&dir.join("table.md"), markdown(report).as_bytes())?;
-    write_atomic(&dir.join("table.tex"), latex(report).as_bytes())?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("metrics.json".into(), json(report).into_bytes()),
+        ("metrics.csv".into(), csv(report).into_bytes()),
+        ("table.md".into(), markdown(report).into_bytes()),
+        ("table.tex".into(), latex(report).into_bytes()),
+    ];
     let mut warnings = Vec::new();
     let figures = [
         ("reliability", Some(reliability_svg(report))),
@@ -434,14 +435,34 @@ pub fn write_calibration_dir(
         .into_iter()
         .filter_map(|(name, svg)| svg.map(|s| (name, s)))
     {
-        write_atomic(&dir.join(format!("{name}.svg")), svg.as_bytes())?;
         let (png, png_warnings) = render_png(&svg)?;
-        write_atomic(&dir.join(format!("{name}.png")), &png)?;
+        files.push((format!("{name}.svg"), svg.into_bytes()));
+        files.push((format!("{name}.png"), png));
         for warning in png_warnings {
             if !warnings.contains(&warning) {
                 warnings.push(warning);
             }
         }
     }
+    let listed: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+        .collect();
+    write_dir_atomic(dir, &listed, &CALIBRATION_FILES)?;
     Ok(warnings)
 }
+
+/// Every file `write_calibration_dir` may write: an existing directory of
+/// only these is a previous output and may be replaced.
+const CALIBRATION_FILES: [&str; 10] = [
+    "metrics.json",
+    "metrics.csv",
+    "table.md",
+    "table.tex",
+    "reliability.svg",
+    "reliability.png",
+    "risk_coverage.svg",
+    "risk_coverage.png",
+    "smooth_reliability.svg",
+    "smooth_reliability.png",
+];
