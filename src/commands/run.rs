@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 
-use codecal::pipeline::{DEFAULT_CONFIG, Existing, Progress, RunConfig};
+use codecal::pipeline::{Existing, Progress, RunConfig};
 
 use super::progress::StageProgress;
 
@@ -31,12 +31,7 @@ pub struct RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut config = match &args.config {
         Some(path) => RunConfig::read(path)?,
-        // The embedded default's paths are relative to its place in the repository.
-        None => RunConfig::parse(
-            DEFAULT_CONFIG,
-            Path::new("configs/default.toml (built in)"),
-            Path::new("configs"),
-        )?,
+        None => RunConfig::embedded_default()?,
     };
     if let Some(out) = &args.out {
         config.runs_dir = out.parent().map(Path::to_path_buf).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! (`codecal::pipeline::summarize_own_code`); this maps flags, finds the
 //! default calibrator and prints the table.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use anyhow::Context;
@@ -11,9 +11,7 @@ use clap::Args;
 
 use codecal::calibrate::Calibrator;
 use codecal::corpus::mine::Language;
-use codecal::pipeline::{
-    DEFAULT_CONFIG, OwnCodeOptions, RunConfig, default_calibrator, summarize_own_code,
-};
+use codecal::pipeline::{OwnCodeOptions, RunConfig, default_calibrator, summarize_own_code};
 
 use super::progress::StageProgress;
 
@@ -49,11 +47,7 @@ pub struct SummarizeArgs {
 pub fn run(args: SummarizeArgs) -> anyhow::Result<()> {
     let config = match &args.config {
         Some(path) => RunConfig::read(path)?,
-        None => RunConfig::parse(
-            DEFAULT_CONFIG,
-            Path::new("configs/default.toml (built in)"),
-            Path::new("configs"),
-        )?,
+        None => RunConfig::embedded_default()?,
     };
     let calibrator_path = match &args.calibrator {
         Some(path) => path.clone(),

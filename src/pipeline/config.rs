@@ -356,6 +356,16 @@ pub fn enum_value<T: ValueEnum>(key: &str, value: &str) -> Result<T, ConfigError
 
 impl RunConfig {
     /// Reads a config file; its relative paths are taken from the file's directory.
+    /// The embedded default (`configs/default.toml`), its paths relative to
+    /// its place in the repository.
+    pub fn embedded_default() -> Result<RunConfig, ConfigError> {
+        RunConfig::parse(
+            super::DEFAULT_CONFIG,
+            Path::new("configs/default.toml (built in)"),
+            Path::new("configs"),
+        )
+    }
+
     pub fn read(path: &Path) -> Result<RunConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),

@@ -146,6 +146,32 @@ pub struct PromptOptions<'a> {
     pub budget: Option<usize>,
 }
 
+/// The prompt of `query` with its exemplars (`hits` into `pool`, best
+/// first), and those exemplars.
+pub fn prompt_for<'p>(
+    pool: &'p [Record],
+    query: &Record,
+    hits: &[Hit],
+    options: &PromptOptions,
+) -> (crate::prompt::Prompt, Vec<&'p Record>) {
+    let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
+    let shots: Vec<Shot> = exemplars
+        .iter()
+        .map(|r| Shot {
+            code: &r.code,
+            reference: &r.reference,
+        })
+        .collect();
+    let prompt = crate::prompt::build(
+        options.template,
+        options.style,
+        &shots,
+        &query.code,
+        options.budget,
+    );
+    (prompt, exemplars)
+}
+
 /// One JSON line per query: `{"id", "repo", "language", "reference", "code", "exemplars": [{"id", "score"}], "prompt"}`,
 /// exemplars best first.
 pub fn prompts_jsonl(
@@ -156,21 +182,7 @@ pub fn prompts_jsonl(
 ) -> String {
     let mut out = String::new();
     for (query, hits) in queries.iter().zip(hits) {
-        let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
-        let shots: Vec<Shot> = exemplars
-            .iter()
-            .map(|r| Shot {
-                code: &r.code,
-                reference: &r.reference,
-            })
-            .collect();
-        let prompt = crate::prompt::build(
-            options.template,
-            options.style,
-            &shots,
-            &query.code,
-            options.budget,
-        );
+        let (prompt, exemplars) = prompt_for(pool, query, hits, options);
         let listed: Vec<serde_json::Value> = exemplars
             .iter()
             .zip(hits)

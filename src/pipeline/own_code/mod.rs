@@ -29,8 +29,8 @@ use crate::generate::batch::PromptRow;
 use crate::generate::cache::Cache;
 use crate::generate::stage::StageOptions;
 use crate::models::ModelHome;
-use crate::prompt::{PromptStyle, Shot, Template};
-use crate::retrieve::{Exclude, rank_bm25};
+use crate::prompt::{PromptStyle, Template};
+use crate::retrieve::{Exclude, PromptOptions, prompt_for, rank_bm25};
 
 /// What to summarise and with which calibrator.
 pub struct OwnCodeOptions {
@@ -288,21 +288,12 @@ fn prompt_rows(
         .iter()
         .zip(&hits)
         .map(|(function, hits)| {
-            let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
-            let shots: Vec<Shot> = exemplars
-                .iter()
-                .map(|r| Shot {
-                    code: &r.code,
-                    reference: &r.reference,
-                })
-                .collect();
-            let prompt = crate::prompt::build(
-                &template,
+            let options = PromptOptions {
+                template: &template,
                 style,
-                &shots,
-                &function.code,
-                config.prompt.max_prompt_tokens,
-            );
+                budget: config.prompt.max_prompt_tokens,
+            };
+            let (prompt, exemplars) = prompt_for(pool, function, hits, &options);
             let mut fields = serde_json::Map::new();
             // Fresh-context reflective questions show the judge the code.
             fields.insert("code".into(), Value::from(function.code.as_str()));
