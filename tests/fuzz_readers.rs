@@ -80,7 +80,7 @@ proptest! {
 
     #[test]
     fn calibrator_files_never_panic(edits in prop::collection::vec(any::<u8>(), 0..8)) {
-        let text = calibrator_seed();
+        let text = calibrator_seed().to_owned();
         // Mutate the saved file's text at a few places.
         let mut bytes = text.into_bytes();
         for (i, b) in edits.iter().enumerate() {
@@ -107,8 +107,13 @@ proptest! {
     }
 }
 
-/// A real calibrator file, from the small fixture.
-fn calibrator_seed() -> String {
+/// A real calibrator file, from the small fixture (made once for every case).
+fn calibrator_seed() -> &'static str {
+    static SEED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SEED.get_or_init(make_calibrator_seed)
+}
+
+fn make_calibrator_seed() -> String {
     use codecal::calibrate::calibrator::LabelDefinition;
     use codecal::calibrate::{CalibrateOptions, CalibrationData, Provenance, calibrate};
     let text = String::from_utf8_lossy(CSV_SEED).into_owned();

@@ -130,7 +130,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     };
     let spec = ColumnSpec {
         confidence: args.confidence.clone(),
-        label,
+        label: label.clone(),
         group: args.group.clone(),
         target: args.target.clone(),
     };
@@ -167,7 +167,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.save {
-        Calibrator::from_report(&report, provenance(&args)?).save(path)?;
+        Calibrator::from_report(&report, provenance(&args, &label)).save(path)?;
     }
     if args.json {
         print!("{}", report::json(&report));
@@ -211,12 +211,13 @@ fn cutoff_params(args: &CalibrateArgs) -> CutoffParams {
     }
 }
 
-/// What the saved calibrator records about its items.
-fn provenance(args: &CalibrateArgs) -> anyhow::Result<Provenance> {
-    let label = match &args.score {
-        Some(column) => LabelDefinition {
+/// What the saved calibrator records about its items: where the labels
+/// came from, as `run` already resolved them (the thresholds file is read once).
+fn provenance(args: &CalibrateArgs, label: &LabelSource) -> Provenance {
+    let label = match label {
+        LabelSource::Threshold { column, threshold } => LabelDefinition {
             column: column.clone(),
-            threshold: Some(score_threshold_quiet(args)?),
+            threshold: Some(*threshold),
             thresholds_file: args.thresholds.as_ref().map(|p| p.display().to_string()),
             operating_point: args
                 .thresholds
@@ -224,23 +225,15 @@ fn provenance(args: &CalibrateArgs) -> anyhow::Result<Provenance> {
                 .map(|_| args.operating_point.section().to_owned()),
             metric: None,
         },
-        None => LabelDefinition {
-            column: args.correct.clone().unwrap_or_else(|| "correct".into()),
+        LabelSource::Column(column) => LabelDefinition {
+            column: column.clone(),
             ..LabelDefinition::default()
         },
     };
-    Ok(Provenance {
+    Provenance {
         measure: args.confidence.clone(),
         label,
         generator: None,
-    })
-}
-
-fn score_threshold_quiet(args: &CalibrateArgs) -> anyhow::Result<f64> {
-    match (&args.threshold, &args.thresholds) {
-        (Some(t), _) => Ok(*t),
-        (None, Some(path)) => Ok(read_threshold(path, args.operating_point)?.threshold),
-        (None, None) => anyhow::bail!("--score needs --threshold or --thresholds"),
     }
 }
 

@@ -34,11 +34,7 @@ pub fn reliability_svg(report: &CalibrationReport) -> String {
         ));
     }
     let width = PANEL_WIDTH * panels.len() as f64;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {width} {HEIGHT}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    );
+    let mut svg = svg_open(width, HEIGHT);
     for (i, (title, bins, ece)) in panels.iter().enumerate() {
         draw_panel(&mut svg, i as f64 * PANEL_WIDTH, title, bins, *ece);
     }
@@ -144,6 +140,16 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         x(0.03),
         PLOT_TOP + 34.0
     );
+}
+
+/// An SVG document's opening: size, font and a white background. Every
+/// figure starts this way; the caller appends the drawing and `</svg>`.
+pub(super) fn svg_open(width: f64, height: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    )
 }
 
 /// Tick labels 0.0, 0.2, ..., 1.0 under the x axis and left of the y axis of a

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::reliability::unit_ticks;
+use super::reliability::{svg_open, unit_ticks};
 use crate::calibrate::CalibrationReport;
 use crate::calibrate::selective::CurvePoint;
 
@@ -19,11 +19,10 @@ const SIZE: f64 = 300.0;
 pub fn risk_coverage_svg(report: &CalibrationReport) -> String {
     let x = |coverage: f64| LEFT + coverage * SIZE;
     let y = |risk: f64| TOP + (1.0 - risk) * SIZE;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">Risk-coverage</text>\n\
+    let mut svg = svg_open(WIDTH, HEIGHT);
+    let _ = write!(
+        svg,
+        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">Risk-coverage</text>\n\
          <rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{SIZE}\" height=\"{SIZE}\" fill=\"none\" stroke=\"black\"/>\n",
         x(0.5)
     );

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::reliability::unit_ticks;
+use super::reliability::{svg_open, unit_ticks};
 use crate::calibrate::CalibrationReport;
 use crate::calibrate::smooth::SmoothPoint;
 
@@ -39,11 +39,7 @@ pub fn smooth_reliability_svg(report: &CalibrationReport) -> Option<String> {
         ));
     }
     let width = PANEL_WIDTH * panels.len() as f64;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{HEIGHT}\" \
-         viewBox=\"0 0 {width} {HEIGHT}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    );
+    let mut svg = svg_open(width, HEIGHT);
     for (i, (title, curve, value)) in panels.iter().enumerate() {
         panel(&mut svg, i as f64 * PANEL_WIDTH, title, curve, *value);
     }

@@ -277,6 +277,11 @@ fn prompt_rows(
         Some(s) => super::config::enum_value::<PromptStyle>("prompt.style", s)?,
         None => PromptStyle::Completion,
     };
+    let options = PromptOptions {
+        template: &template,
+        style,
+        budget: config.prompt.max_prompt_tokens,
+    };
     let hits = rank_bm25(
         pool,
         functions,
@@ -288,11 +293,6 @@ fn prompt_rows(
         .iter()
         .zip(&hits)
         .map(|(function, hits)| {
-            let options = PromptOptions {
-                template: &template,
-                style,
-                budget: config.prompt.max_prompt_tokens,
-            };
             let (prompt, exemplars) = prompt_for(pool, function, hits, &options);
             let mut fields = serde_json::Map::new();
             // Fresh-context reflective questions show the judge the code.
