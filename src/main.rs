@@ -47,6 +47,10 @@ enum Command {
     /// Summarise the functions of your own source tree, each with a calibrated
     /// confidence and a decision (accept, review, reject) from a saved calibrator.
     Summarize(commands::summarize::SummarizeArgs),
+    /// Rebuild a finished run's report.md and report.html (one self-contained
+    /// page: tables, figures, decisions and the items behind them) from its
+    /// report.json, without re-running any stage; --open shows the page.
+    Report(commands::report::ReportArgs),
     /// Install the models codecal uses (all-MiniLM-L6-v2 with ONNX Runtime, and
     /// SmolLM2-135M-Instruct) and the HumanEval data into CODECAL_HOME
     /// (default ~/.cache/codecal), and bubblewrap for the sandbox (as root,
@@ -91,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Apply(args) => commands::apply::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Score(args) => commands::score::run(args),
         Command::Thresholds(args) => commands::thresholds::run(args),
         Command::Retrieve(args) => commands::retrieve::run(args),

@@ -176,6 +176,69 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     assert!(report.contains("Table 5 (seed 000)") && report.contains("Open the Oyster"));
     assert!(run.join("calibration/cruxevaloutput").exists());
 
+    // report.html's lists show, per answer, the problem, the extracted answer,
+    // the verdict's reason and the sandbox's message, from the run's files.
+    let data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("report.json")).unwrap()).unwrap();
+    let first = &data["items"][0];
+    let text = |label: &str| -> String {
+        first["texts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["label"] == label)
+            .unwrap_or_else(|| panic!("no {label}: {first}"))["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(text("problem"), problems[0]["prompt"].as_str().unwrap());
+    assert_eq!(
+        text("extracted answer"),
+        verdicts[0]["answer"].as_str().unwrap()
+    );
+    assert!(text("verdict").contains(verdicts[0]["reason"].as_str().unwrap()));
+    assert_eq!(
+        text("sandbox message"),
+        verdicts[0]["detail"].as_str().unwrap_or("")
+    );
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        page.contains("Most confident and wrong") && page.contains("Least confident and right")
+    );
+    // The surest wrong answer of the first cell heads its list.
+    let (measure, first_wrong) = {
+        let cell = &data["cells"][0];
+        let mut wrong: Vec<(f64, String)> = cell["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["correct"] == false)
+            .map(|i| {
+                let item = &data["items"][i["item"].as_u64().unwrap() as usize];
+                (
+                    i["raw"].as_f64().unwrap(),
+                    item["id"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        wrong.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        (cell["key"][1].clone(), wrong[0].1.clone())
+    };
+    assert_eq!(measure, "average_token_probability");
+    let wrong_list = page
+        .split("table class=\"items sortable wrong\"")
+        .nth(1)
+        .unwrap();
+    assert!(
+        wrong_list
+            .split("</table>")
+            .next()
+            .unwrap()
+            .contains(&format!("data-id=\"{first_wrong}\"")),
+        "{first_wrong} heads the first cell's list"
+    );
+
     // Unchanged inputs: a second run asks the server nothing and judges nothing again.
     let asked = server.generation_requests();
     let again = common::codecal(&["run", "--config", config.to_str().unwrap(), "--resume"]);

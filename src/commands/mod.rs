@@ -10,6 +10,7 @@ pub mod corpus;
 pub mod generate;
 pub mod judge;
 pub mod progress;
+pub mod report;
 pub mod retrieve;
 pub mod run;
 pub mod score;

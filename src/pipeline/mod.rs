@@ -17,6 +17,7 @@ mod calibration;
 pub mod config;
 mod generation;
 mod own_code;
+mod run_report;
 mod summarize;
 mod tables;
 mod tasks;

@@ -1,6 +1,7 @@
-//! Tables as `codecal run` writes them: a titled grid of cells rendered
-//! as Markdown, CSV and LaTeX, and the cell format of a number with its
-//! bootstrap interval. Shared by the summarization report and the task
+//! Tables as `codecal run` writes them: a titled grid of cells written as
+//! CSV and LaTeX (and handed to the run's report data for `report.md` and
+//! `report.html`), and the cell format of a number with its bootstrap
+//! interval. Shared by the summarization report and the task
 //! report; what goes in the tables is theirs.
 
 use std::path::Path;
@@ -8,6 +9,7 @@ use std::path::Path;
 use super::PipelineError;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::Evaluation;
+use crate::report::run::ReportTable;
 
 /// "0.123 [0.100, 0.150]", or "-" where there is no value.
 pub(crate) fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -> String {
@@ -33,17 +35,10 @@ pub(crate) fn header(first: &[&str], rest: &[&str]) -> Vec<String> {
 }
 
 /// Writes each table as `tables/<file>.csv` and `.tex` under `dir` and
-/// returns the Markdown of all of them, each under its title.
-pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<String, PipelineError> {
+/// returns them as the report data holds them.
+pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<Vec<ReportTable>, PipelineError> {
     create_dir(&dir.join("tables"))?;
-    let mut markdown = String::new();
     for table in tables {
-        let body = if table.rows.is_empty() {
-            "(nothing in this run)\n".to_owned()
-        } else {
-            render_markdown(table)
-        };
-        markdown += &format!("## {}\n\n{body}\n", table.title);
         write_atomic(
             &dir.join(format!("tables/{}.csv", table.file)),
             render_csv(table).as_bytes(),
@@ -53,19 +48,15 @@ pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<String, Pipeline
             render_latex(table).as_bytes(),
         )?;
     }
-    Ok(markdown)
-}
-
-fn render_markdown(table: &Named) -> String {
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        table.header.join(" | "),
-        "---|".repeat(table.header.len())
-    );
-    for row in &table.rows {
-        out += &format!("| {} |\n", row.join(" | "));
-    }
-    out
+    Ok(tables
+        .iter()
+        .map(|t| ReportTable {
+            file: t.file.to_owned(),
+            title: t.title.clone(),
+            header: t.header.clone(),
+            rows: t.rows.clone(),
+        })
+        .collect())
 }
 
 fn render_csv(table: &Named) -> String {

@@ -1,10 +1,14 @@
 //! Renders a [`CalibrationReport`] as tables (Markdown, CSV, LaTeX, JSON) and
 //! reliability diagrams (SVG, PNG), and writes them to an output directory;
-//! renders per-pair similarity scores as CSV.
+//! renders per-pair similarity scores as CSV; and renders a run's report
+//! data ([`run::RunReport`]) as `report.md` and a self-contained
+//! `report.html`.
 //! No metric is computed here; every number comes from the report.
 
+mod html;
 mod reliability;
 mod risk_coverage;
+pub mod run;
 mod smooth_reliability;
 mod thresholds;
 
@@ -15,6 +19,7 @@ use crate::calibrate::metrics::METRIC_NAMES;
 use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
 
+pub use html::{LIST_LENGTH, least_confident_right, most_confident_wrong};
 pub use reliability::{PngError, reliability_svg, render_png};
 pub use risk_coverage::risk_coverage_svg;
 pub use smooth_reliability::smooth_reliability_svg;

@@ -18,12 +18,14 @@ const HEIGHT: f64 = 500.0;
 /// The diagram as an SVG document.
 pub fn reliability_svg(report: &CalibrationReport) -> String {
     let mut panels = vec![(
+        "raw",
         "Raw confidence".to_owned(),
         &report.reliability.raw,
         report.raw.metrics.ece,
     )];
     if let (Some(bins), Some(rescaled)) = (&report.reliability.rescaled, &report.rescaled) {
         panels.push((
+            "rescaled",
             format!(
                 "Rescaled: {}, CV {}",
                 super::method_name(report.method),
@@ -35,8 +37,10 @@ pub fn reliability_svg(report: &CalibrationReport) -> String {
     }
     let width = PANEL_WIDTH * panels.len() as f64;
     let mut svg = svg_open(width, HEIGHT);
-    for (i, (title, bins, ece)) in panels.iter().enumerate() {
+    for (i, (name, title, bins, ece)) in panels.iter().enumerate() {
+        let _ = writeln!(svg, "<g data-panel=\"{name}\">");
         draw_panel(&mut svg, i as f64 * PANEL_WIDTH, title, bins, *ece);
+        svg.push_str("</g>\n");
     }
     svg.push_str("</svg>\n");
     svg
@@ -140,6 +144,24 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         x(0.03),
         PLOT_TOP + 34.0
     );
+    // One transparent column per bar, on top, over histogram and plot: what
+    // report.html's drill-down listens to (a bar of accuracy 0 has no height).
+    for (k, b) in bins.iter().enumerate() {
+        let _ = writeln!(
+            svg,
+            "<rect data-bar=\"{k}\" data-lo=\"{}\" data-hi=\"{}\" x=\"{:.2}\" y=\"{HIST_TOP}\" width=\"{:.2}\" \
+             height=\"{:.2}\" fill=\"#ff9800\" fill-opacity=\"0\"><title>{} items, confidence {:.3}-{:.3}, accuracy {:.3}</title></rect>",
+            b.lo,
+            b.hi,
+            x(b.lo),
+            bar_width(b),
+            bottom - HIST_TOP,
+            b.count,
+            b.lo,
+            b.hi,
+            b.accuracy
+        );
+    }
 }
 
 /// An SVG document's opening: size, font and a white background. Every

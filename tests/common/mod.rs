@@ -27,6 +27,7 @@ pub fn shared_data(relative: &str) -> Option<PathBuf> {
 }
 
 pub mod server;
+pub mod tiny;
 
 /// The installed all-MiniLM-L6-v2, set up on first use (once per test binary).
 /// Where the set-up cannot run, prints why and returns `None`; with

@@ -42,7 +42,8 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         inputs.push(books.file_hash(&format!("generations/{label}.jsonl"))?);
         inputs.push(books.file_hash(&format!("scores/{label}.csv"))?);
     }
-    books.stage("calibrate", &inputs, &["report.md".into()], 0, |dir| {
+    let outputs = super::run_report::REPORT_FILES.map(String::from);
+    books.stage("calibrate", &inputs, &outputs, 0, |dir| {
         report::calibrate_and_report(config, dir, &labels)
     })
 }

@@ -20,7 +20,9 @@ use crate::pipeline::calibration::{
     subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
+use crate::pipeline::run_report::{run_header, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
+use crate::report::run::{CellView, ItemText, ItemView, REPORT_FORMAT, RunReport, Section};
 use crate::table::{Format, Table};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
@@ -51,6 +53,8 @@ fn correct_at(score: f64, threshold: f64) -> bool {
 
 /// One generation with what calibration needs.
 struct Item {
+    /// Its position in the report data's item list.
+    index: usize,
     id: String,
     language: String,
     repo: String,
@@ -71,6 +75,7 @@ struct Cell {
     reflective: bool,
     point: String,
     report: CalibrationReport,
+    view: CellView,
 }
 
 pub(crate) fn calibrate_and_report(
@@ -114,11 +119,13 @@ pub(crate) fn calibrate_and_report(
     let mut subgroup_cells = Vec::new();
     let mut spearman = Vec::new();
     let mut notes = Vec::new();
+    let mut views = Vec::new();
     let template = config.prompt.template_text().map_err(stage_error)?;
     for label in labels {
         let rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         let generator = generator(config, &rows, &template)?;
-        let items = load_items(dir, label, &rows)?;
+        let items = load_items(dir, label, &rows, views.len())?;
+        views.extend(item_views(label, &rows, &items, metric));
         write_labels(dir, label, &items, metric, &measures, &points)?;
         for language in items
             .iter()
@@ -175,6 +182,20 @@ pub(crate) fn calibrate_and_report(
                         },
                         generator: Some(generator.clone()),
                     };
+                    let view = CellView::new(
+                        &CELL_KEY,
+                        vec![
+                            language.clone(),
+                            label.clone(),
+                            measure.clone(),
+                            point.clone(),
+                        ],
+                        files.calibration_dir(),
+                        &report,
+                        &data.confidence,
+                        &data.correct,
+                        &rows.iter().map(|i| i.index).collect::<Vec<_>>(),
+                    );
                     files.write(dir, &report)?;
                     if point == &points[0].0 {
                         let lengths = |f: fn(&Item) -> usize| -> Vec<usize> {
@@ -203,6 +224,7 @@ pub(crate) fn calibrate_and_report(
                         reflective: *reflective,
                         point: point.clone(),
                         report,
+                        view,
                     });
                 }
                 let mut rhos = vec![language.clone(), label.clone(), measure.clone()];
@@ -223,10 +245,60 @@ pub(crate) fn calibrate_and_report(
             }
         }
     }
-    write_tables(config, dir, &cells, spearman, subgroup_cells, &notes)
+    write_tables(config, dir, cells, spearman, subgroup_cells, notes, views)
 }
 
-fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, PipelineError> {
+/// The names of a summarization cell's key.
+const CELL_KEY: [&str; 4] = ["language", "model", "measure", "operating point"];
+
+/// Each generation as the report shows it: code, the developer's comment,
+/// the model's summary and its exemplars, with the labelling score.
+fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<ItemView> {
+    rows.iter()
+        .zip(items)
+        .map(|(row, item)| {
+            let text = |label: &str, key: &str, code: bool| ItemText {
+                label: label.to_owned(),
+                text: text_field(row, key),
+                code,
+            };
+            let exemplars: Vec<String> = row["exemplars"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["id"].as_str().map(str::to_owned))
+                .collect();
+            ItemView {
+                id: item.id.clone(),
+                model: label.to_owned(),
+                group: item.repo.clone(),
+                texts: vec![
+                    text("code", "code", true),
+                    text("developer's comment (reference)", "reference", false),
+                    text("generated summary", "text", false),
+                    ItemText {
+                        label: "exemplars".into(),
+                        text: exemplars.join(", "),
+                        code: false,
+                    },
+                ],
+                numbers: item
+                    .similarity
+                    .get(metric)
+                    .map(|v| vec![(metric.to_owned(), *v)])
+                    .unwrap_or_default(),
+                headline: text_field(row, "text").trim().to_owned(),
+            }
+        })
+        .collect()
+}
+
+fn load_items(
+    dir: &Path,
+    label: &str,
+    rows: &[Value],
+    first_index: usize,
+) -> Result<Vec<Item>, PipelineError> {
     let scores_path = dir.join(format!("scores/{label}.csv"));
     let table = Table::read(&scores_path, Some(Format::Csv)).map_err(stage_error)?;
     let ids = table.column("id").map_err(stage_error)?;
@@ -249,7 +321,8 @@ fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, Pipe
     }
     Ok(rows
         .iter()
-        .map(|row| {
+        .enumerate()
+        .map(|(position, row)| {
             let id = text_field(row, "id");
             let mut confidence = BTreeMap::new();
             for (name, value) in row["confidence"].as_object().into_iter().flatten() {
@@ -263,6 +336,7 @@ fn load_items(dir: &Path, label: &str, rows: &[Value]) -> Result<Vec<Item>, Pipe
                 }
             }
             Item {
+                index: first_index + position,
                 code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
                 summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
                 similarity: similarity.get(&id).cloned().unwrap_or_default(),
@@ -333,11 +407,13 @@ const CALIBRATION_HEADER: [&str; 5] = ["n", "success rate", "ECE", "Brier", "ski
 fn write_tables(
     config: &RunConfig,
     dir: &Path,
-    cells: &[Cell],
+    cells: Vec<Cell>,
     spearman: Vec<Vec<String>>,
     subgroup_cells: Vec<Vec<String>>,
-    notes: &[String],
+    notes: Vec<String>,
+    items: Vec<ItemView>,
 ) -> Result<(), PipelineError> {
+    let cells = &cells[..];
     let metric = &config.scoring.metric;
     let first_point = config
         .scoring
@@ -451,42 +527,77 @@ fn write_tables(
         subgroup_cells,
     ));
     tables.push(decision_table(&cell_key, &decision_rows));
-    let mut markdown = format!(
-        "# codecal run: {}\n\nCorrect means {metric} above the threshold of `{}`. \
-         Intervals are 95% percentile bootstrap ({} resamples). ‡ marks bucket collapse \
-         (rescaled skill score below 0.05: the rescaled ECE says little).\n\n",
-        config.name,
+    let intro = format!(
+        "Correct means {metric} above the threshold of `{}`. Intervals are 95% percentile \
+         bootstrap ({} resamples). ‡ marks bucket collapse (rescaled skill score below 0.05: \
+         the rescaled ECE says little).",
         config.scoring.thresholds.display(),
         config.calibration.bootstrap
     );
-    markdown += &write_all(dir, &tables)?;
-    if !notes.is_empty() {
-        markdown += "## Notes\n\n";
-        for note in notes {
-            markdown += &format!("- {note}\n");
-        }
-        markdown += "\n";
-    }
+    let tables = write_all(dir, &tables)?;
     // The metric's ROC depends on the human ratings, not on this run: the
     // command that chose the thresholds draws it.
-    markdown += &format!(
-        "## Fig. 3: ROC of {metric} against the human ratings\n\nDrawn (roc.svg, roc.png) by \
-         the command that made the thresholds file, run from the repository root: {}\n\n",
-        thresholds_value(config, "command ")
-    );
-    markdown += "## Reliability diagrams\n\n";
+    let roc = Section {
+        heading: format!("Fig. 3: ROC of {metric} against the human ratings"),
+        body: format!(
+            "Drawn (roc.svg, roc.png) by the command that made the thresholds file, run from \
+             the repository root: {}\n\n",
+            thresholds_value(config, "command ")
+        ),
+    };
+    let mut diagrams = String::new();
     for c in cells {
-        let path = format!(
-            "calibration/{}/{}/{}/{}/reliability.svg",
-            c.language, c.model, c.measure, c.point
-        );
-        markdown += &format!(
+        let path = format!("{}/reliability.svg", c.view.figures);
+        diagrams += &format!(
             "- {} {} {} at {}: [{path}]({path})\n",
             c.language, c.model, c.measure, c.point
         );
     }
-    write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
-    Ok(())
+    let models: Vec<String> = items
+        .iter()
+        .map(|i| i.model.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let data = match config.corpus.source.as_str() {
+        "codexglue" => config
+            .corpus
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        source => vec![
+            format!(
+                "{source} {}",
+                config
+                    .corpus
+                    .dir
+                    .as_ref()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            )
+            .trim_end()
+            .to_owned(),
+        ],
+    };
+    let report = RunReport {
+        format: REPORT_FORMAT,
+        title: format!("codecal run: {}", config.name),
+        intro,
+        header: run_header(config, dir, &models, data, items.len()),
+        tables,
+        notes,
+        sections: vec![
+            roc,
+            Section {
+                heading: "Reliability diagrams".into(),
+                body: diagrams,
+            },
+        ],
+        items,
+        cells: cells.iter().map(|c| c.view.clone()).collect(),
+    };
+    write_report(dir, &report)
 }
 
 /// Table VI as the summarization seed lays it out: per language, model and

@@ -23,7 +23,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::read_problems;
-use crate::artifact::write_atomic;
 use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
@@ -38,7 +37,10 @@ use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
+use crate::pipeline::run_report::{run_header, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
+use crate::report::run::{CellView, ItemText, ItemView, REPORT_FORMAT, RunReport};
+use crate::task::Problem;
 use crate::task::datasets::Dataset;
 
 /// Below this rescaled skill score, seed 000 leaves the ECE out: the
@@ -60,6 +62,7 @@ struct Cell {
     missing: usize,
     /// Items whose confidence is exactly 0 or 1.
     extremes: usize,
+    view: CellView,
 }
 
 /// One model x measure's confidences and outcomes, every item included.
@@ -95,9 +98,13 @@ pub(crate) fn calibrate_and_report(
     let mut cells = Vec::new();
     let mut notes = Vec::new();
     let mut outcomes = Vec::new();
+    let mut views = Vec::new();
     for label in labels {
         let generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        let first_item = views.len();
+        views.extend(item_views(label, &problems, &generations, &verdicts));
+        let item_indices: Vec<usize> = (first_item..views.len()).collect();
         // A task's prompt wording is codecal's code for the task and style, so
         // the recipe, not a template file, is what the calibrator pins.
         let recipe = format!(
@@ -122,7 +129,7 @@ pub(crate) fn calibrate_and_report(
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
             let dataset_name = format!("{dataset:?}").to_lowercase();
-            CellFiles {
+            let files = CellFiles {
                 parts: vec![&dataset_name, label, measure],
                 measure,
                 label: LabelDefinition {
@@ -130,8 +137,17 @@ pub(crate) fn calibrate_and_report(
                     ..LabelDefinition::default()
                 },
                 generator: Some(generator.clone()),
-            }
-            .write(dir, &report)?;
+            };
+            let view = CellView::new(
+                &["model", "measure"],
+                vec![label.clone(), measure.clone()],
+                files.calibration_dir(),
+                &report,
+                &data.confidence,
+                &data.correct,
+                &item_indices,
+            );
+            files.write(dir, &report)?;
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
@@ -143,10 +159,78 @@ pub(crate) fn calibrate_and_report(
                 missing: column.missing,
                 report,
                 oyster,
+                view,
             });
         }
     }
-    write_report(config, dataset, dir, &cells, outcomes, &notes)
+    write_tables(config, dataset, dir, cells, outcomes, notes, views)
+}
+
+/// Each answer as the report shows it: the problem, the reply, the answer
+/// cut from it and the oracle's verdict with the sandbox's message.
+fn item_views(
+    label: &str,
+    problems: &[Problem],
+    generations: &[Value],
+    verdicts: &[Value],
+) -> Vec<ItemView> {
+    let by_id: BTreeMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    generations
+        .iter()
+        .zip(verdicts)
+        .map(|(generation, verdict)| {
+            let id = text_field(generation, "id");
+            let problem = by_id.get(id.as_str());
+            let text = |label: &str, text: String, code: bool| ItemText {
+                label: label.to_owned(),
+                text,
+                code,
+            };
+            let mut texts = vec![
+                text(
+                    "problem",
+                    problem.map(|p| p.prompt.clone()).unwrap_or_default(),
+                    true,
+                ),
+                text("model's reply", text_field(generation, "text"), true),
+                text("extracted answer", text_field(verdict, "answer"), true),
+                text("verdict", verdict_line(verdict), false),
+                text("sandbox message", text_field(verdict, "detail"), true),
+                text(
+                    "dataset's answer",
+                    problem
+                        .map(|p| p.reference_answer.clone())
+                        .unwrap_or_default(),
+                    true,
+                ),
+            ];
+            if verdict["intrinsic"].is_object() {
+                let intrinsic = &verdict["intrinsic"];
+                texts.push(text(
+                    "intrinsic reply's answer",
+                    text_field(intrinsic, "answer"),
+                    true,
+                ));
+                texts.push(text("its verdict", verdict_line(intrinsic), false));
+            }
+            ItemView {
+                group: id.clone(),
+                id,
+                model: label.to_owned(),
+                texts,
+                numbers: Vec::new(),
+                headline: text_field(verdict, "answer"),
+            }
+        })
+        .collect()
+}
+
+/// "passed" or "failed: <reason>".
+fn verdict_line(verdict: &Value) -> String {
+    match verdict["correct"].as_bool() {
+        Some(true) => format!("passed ({})", text_field(verdict, "reason")),
+        _ => format!("failed: {}", text_field(verdict, "reason")),
+    }
 }
 
 /// Every item's confidence under `measure` and its verdict; a missing value
@@ -394,14 +478,16 @@ fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<CellRow<'_>> {
         .collect()
 }
 
-fn write_report(
+fn write_tables(
     config: &RunConfig,
     dataset: Dataset,
     dir: &Path,
-    cells: &[Cell],
+    cells: Vec<Cell>,
     outcomes: Vec<Vec<String>>,
-    notes: &[String],
+    notes: Vec<String>,
+    items: Vec<ItemView>,
 ) -> Result<(), PipelineError> {
+    let cells = &cells[..];
     let key = ["model", "measure"];
     let seed_header = ["Brier", "skill score", "ECE"];
     // The unskilled predictor's Brier score is the skill score's reference,
@@ -515,19 +601,41 @@ fn write_report(
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows),
     ];
-    let mut markdown = format!(
-        "# codecal run: {}\n\nTask `{}` on `{dataset:?}`; correct means the oracle passed the \
-         answer. Cross-validation folds never split one problem's answers. Intervals are 95% \
-         percentile bootstrap ({} resamples).\n\n",
-        config.name, config.task, config.calibration.bootstrap
+    let intro = format!(
+        "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
+         Cross-validation folds never split one problem's answers. Intervals are 95% \
+         percentile bootstrap ({} resamples).",
+        config.task, config.calibration.bootstrap
     );
-    markdown += &write_all(dir, &tables)?;
-    if !notes.is_empty() {
-        markdown += "## Notes\n\n";
-        for note in notes {
-            markdown += &format!("- {note}\n");
+    let tables = write_all(dir, &tables)?;
+    let models: Vec<String> = cell_models(cells);
+    let data = config
+        .dataset
+        .path
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let report = RunReport {
+        format: REPORT_FORMAT,
+        title: format!("codecal run: {}", config.name),
+        intro,
+        header: run_header(config, dir, &models, data, items.len()),
+        tables,
+        notes,
+        sections: Vec::new(),
+        items,
+        cells: cells.iter().map(|c| c.view.clone()).collect(),
+    };
+    write_report(dir, &report)
+}
+
+/// The models of the cells, each once, in order.
+fn cell_models(cells: &[Cell]) -> Vec<String> {
+    let mut models: Vec<String> = Vec::new();
+    for c in cells {
+        if !models.contains(&c.model) {
+            models.push(c.model.clone());
         }
     }
-    write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
-    Ok(())
+    models
 }

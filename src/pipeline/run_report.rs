@@ -1,0 +1,55 @@
+//! The run's report data as both flows fill it: the header (what made the
+//! run: config, models, data, hashes) and writing `report.json`,
+//! `report.md` and `report.html` together. What the tables, items and cells
+//! hold is each flow's.
+
+use std::path::Path;
+
+use super::artifacts::stage_error;
+use super::config::RunConfig;
+use super::{PipelineError, model_hashes, read_manifest};
+use crate::report::run::{RunHeader, RunReport, now_utc, write_run_report};
+
+/// The files the calibrate stage writes for the reader, beside the tables.
+pub(crate) const REPORT_FILES: [&str; 3] = ["report.md", "report.html", "report.json"];
+
+/// The header of a run in `dir` whose calibrate stage is writing its report:
+/// the manifest then holds every earlier stage's input hash.
+pub(crate) fn run_header(
+    config: &RunConfig,
+    dir: &Path,
+    models: &[String],
+    data: Vec<String>,
+    items: usize,
+) -> RunHeader {
+    let config_json = serde_json::to_string(config).unwrap_or_default();
+    let mut hashes = vec![(
+        "config".to_owned(),
+        crate::digest::sha256_hex(config_json.as_bytes()),
+    )];
+    if let Some(manifest) = read_manifest(&dir.join("manifest.json")) {
+        hashes.extend(
+            manifest
+                .stages
+                .iter()
+                .filter(|(stage, _)| stage.as_str() != "calibrate")
+                .map(|(stage, record)| (format!("stage {stage}"), record.input_hash.clone())),
+        );
+    }
+    hashes.extend(model_hashes());
+    RunHeader {
+        name: config.name.clone(),
+        task: config.task.clone(),
+        models: models.to_vec(),
+        data,
+        items,
+        created: now_utc(),
+        codecal_version: env!("CARGO_PKG_VERSION").to_owned(),
+        hashes,
+    }
+}
+
+/// Writes the report data and both renderings into the run directory.
+pub(crate) fn write_report(dir: &Path, report: &RunReport) -> Result<(), PipelineError> {
+    write_run_report(dir, report).map_err(stage_error)
+}

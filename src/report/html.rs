@@ -1,0 +1,536 @@
+//! `report.html`: one self-contained page per run, rendered from a
+//! [`RunReport`]. CSS and JS are inline and the figures are inline SVG, so
+//! the page opens offline and asks the network for nothing. Without JS it
+//! shows the header, every table, each cell's figures and its two lists
+//! ("most confident and wrong", "least confident and right") and every
+//! item; the script adds sorting, filtering, highlighting and the
+//! drill-down from a reliability bar to its items.
+//!
+//! Not for: choosing what a run reports ([`RunReport`] is that) or drawing
+//! the figures (the calibration directory's SVGs are inlined as written).
+
+use std::fmt::Write;
+
+use super::run::{CellItem, CellView, ItemView, RunReport};
+
+const STYLE: &str = include_str!("page/report.css");
+const SCRIPT: &str = include_str!("page/report.js");
+
+/// How many items each of a cell's two lists shows.
+pub const LIST_LENGTH: usize = 20;
+
+/// The figures inlined per cell, in order, with their captions.
+const FIGURES: [(&str, &str); 3] = [
+    (
+        "reliability.svg",
+        "Reliability: raw and rescaled, with the confidence histograms. Click a bar to list its items.",
+    ),
+    (
+        "smooth_reliability.svg",
+        "Smoothed reliability (smooth ECE's kernel curve)",
+    ),
+    (
+        "risk_coverage.svg",
+        "Risk against coverage: accept the most confident first",
+    ),
+];
+
+/// The page. `figure` reads a file relative to the run directory (`None`
+/// where it is missing, and the page says so).
+pub fn page(report: &RunReport, figure: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(1 << 20);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"color-scheme\" content=\"light dark\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n",
+        escape(&report.title)
+    );
+    header(&mut out, report);
+    contents(&mut out, report);
+    out.push_str("<main>\n");
+    tables(&mut out, report);
+    notes_and_sections(&mut out, report);
+    cells(&mut out, report, figure);
+    items(&mut out, report);
+    out.push_str("</main>\n");
+    let _ = write!(
+        out,
+        "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n",
+        script_data(report)
+    );
+    out
+}
+
+fn header(out: &mut String, report: &RunReport) {
+    let h = &report.header;
+    let _ = write!(
+        out,
+        "<header>\n<h1>{}</h1>\n<p>{}</p>\n<dl class=\"run\">\n",
+        escape(&report.title),
+        inline_markdown(&report.intro)
+    );
+    let mut facts = vec![
+        ("config", h.name.clone()),
+        ("task", h.task.clone()),
+        ("models", h.models.join(", ")),
+        ("data", h.data.join(", ")),
+        ("items", h.items.to_string()),
+        ("made", h.created.clone()),
+        ("codecal", h.codecal_version.clone()),
+    ];
+    facts.retain(|(_, v)| !v.is_empty());
+    for (name, value) in facts {
+        let _ = writeln!(out, "<dt>{name}</dt><dd>{}</dd>", escape(&value));
+    }
+    out.push_str("</dl>\n");
+    if !h.hashes.is_empty() {
+        out.push_str("<details class=\"hashes\"><summary>Hashes (config, stage inputs, model files)</summary>\n<table>\n");
+        for (name, hash) in &h.hashes {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td><code>{}</code></td></tr>",
+                escape(name),
+                escape(hash)
+            );
+        }
+        out.push_str("</table></details>\n");
+    }
+    out.push_str("</header>\n");
+}
+
+fn contents(out: &mut String, report: &RunReport) {
+    out.push_str("<nav>\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#tables\">Tables</a><ol>\n");
+    for (t, table) in report.tables.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#table-{t}\">{}</a></li>",
+            escape(&table.title)
+        );
+    }
+    out.push_str("</ol></li>\n<li><a href=\"#cells\">Cells: figures and items</a><ol>\n");
+    for (c, cell) in report.cells.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<li><a href=\"#cell-{c}\">{}</a></li>",
+            escape(&cell.key.join(" · "))
+        );
+    }
+    out.push_str("</ol></li>\n<li><a href=\"#items\">Items</a></li>\n</ol>\n</nav>\n");
+}
+
+fn tables(out: &mut String, report: &RunReport) {
+    out.push_str("<section id=\"tables\">\n<h2>Tables</h2>\n");
+    for (t, table) in report.tables.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<section class=\"report-table\" id=\"table-{t}\" data-file=\"{}\">\n<h3>{}</h3>\n",
+            escape(&table.file),
+            escape(&table.title)
+        );
+        if table.rows.is_empty() {
+            out.push_str("<p>(nothing in this run)</p>\n</section>\n");
+            continue;
+        }
+        out.push_str("<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>");
+        for name in &table.header {
+            let _ = write!(out, "<th>{}</th>", escape(name));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in &table.rows {
+            out.push_str("<tr>");
+            for value in row {
+                let _ = write!(out, "<td>{}</td>", escape(value));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table></div>\n</section>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+fn notes_and_sections(out: &mut String, report: &RunReport) {
+    if !report.notes.is_empty() {
+        out.push_str("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+        for note in &report.notes {
+            let _ = writeln!(out, "<li>{}</li>", inline_markdown(note));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+    for section in &report.sections {
+        let _ = write!(
+            out,
+            "<section class=\"closing\">\n<h2>{}</h2>\n{}</section>\n",
+            escape(&section.heading),
+            block_markdown(&section.body)
+        );
+    }
+}
+
+fn cells(out: &mut String, report: &RunReport, figure: &dyn Fn(&str) -> Option<String>) {
+    out.push_str(
+        "<section id=\"cells\">\n<h2>Cells: figures and items</h2>\n\
+            <p>Each cell is one calibration. The lists rank items by their raw confidence \
+            (the measure's own value); \"rescaled\" is the out-of-fold confidence of a \
+            rescaler that never saw the item.</p>\n",
+    );
+    for (c, cell) in report.cells.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<section class=\"cell\" id=\"cell-{c}\" data-cell=\"{c}\">\n<h3>{}</h3>\n<div class=\"figures\">\n",
+            cell_title(cell)
+        );
+        // The reliability diagram, then its drill-down right under it, then
+        // the other figures.
+        figure_html(out, figure, &cell.figures, FIGURES[0]);
+        out.push_str("</div>\n<form class=\"range\" hidden>\n<label>List the items with \
+                <select name=\"which\"><option value=\"raw\">raw</option>\
+                <option value=\"rescaled\">rescaled</option></select> confidence from \
+                <input name=\"low\" type=\"number\" min=\"0\" max=\"1\" step=\"0.01\" value=\"0.9\"> to \
+                <input name=\"high\" type=\"number\" min=\"0\" max=\"1\" step=\"0.01\" value=\"1\"></label> \
+                <button type=\"submit\">List</button>\n</form>\n\
+                <div class=\"drill\" hidden></div>\n<div class=\"figures\">\n");
+        for spec in &FIGURES[1..] {
+            figure_html(out, figure, &cell.figures, *spec);
+        }
+        out.push_str("</div>\n");
+        let wrong = most_confident_wrong(report, cell);
+        let right = least_confident_right(report, cell);
+        item_list(out, report, "wrong", "Most confident and wrong", &wrong);
+        item_list(out, report, "right", "Least confident and right", &right);
+        out.push_str("</section>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// One of a cell's figures, inlined from `dir`, or a line saying it is missing.
+fn figure_html(
+    out: &mut String,
+    figure: &dyn Fn(&str) -> Option<String>,
+    dir: &str,
+    (file, caption): (&str, &str),
+) {
+    let path = format!("{dir}/{file}");
+    match figure(&path) {
+        Some(svg) => {
+            let _ = writeln!(
+                out,
+                "<figure class=\"{}\">{}<figcaption>{caption}</figcaption></figure>",
+                file.trim_end_matches(".svg"),
+                strip_xml_prolog(&svg)
+            );
+        }
+        // The smoothed curve is absent where smooth ECE was off.
+        None if file == "smooth_reliability.svg" => {}
+        None => {
+            let _ = writeln!(
+                out,
+                "<p class=\"missing\">{} is missing.</p>",
+                escape(&path)
+            );
+        }
+    }
+}
+
+fn cell_title(cell: &CellView) -> String {
+    cell.key_names
+        .iter()
+        .zip(&cell.key)
+        .map(|(name, value)| format!("{}: <b>{}</b>", escape(name), escape(value)))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The cell's wrong items, surest first (ties by item id), at most [`LIST_LENGTH`].
+pub fn most_confident_wrong<'c>(report: &RunReport, cell: &'c CellView) -> Vec<&'c CellItem> {
+    ranked(report, cell, false, |a, b| b.raw.total_cmp(&a.raw))
+}
+
+/// The cell's right items, least sure first (ties by item id), at most [`LIST_LENGTH`].
+pub fn least_confident_right<'c>(report: &RunReport, cell: &'c CellView) -> Vec<&'c CellItem> {
+    ranked(report, cell, true, |a, b| a.raw.total_cmp(&b.raw))
+}
+
+fn ranked<'c>(
+    report: &RunReport,
+    cell: &'c CellView,
+    correct: bool,
+    order: impl Fn(&CellItem, &CellItem) -> std::cmp::Ordering,
+) -> Vec<&'c CellItem> {
+    let mut chosen: Vec<&CellItem> = cell.items.iter().filter(|i| i.correct == correct).collect();
+    chosen.sort_by(|a, b| {
+        order(a, b).then_with(|| report.items[a.item].id.cmp(&report.items[b.item].id))
+    });
+    chosen.truncate(LIST_LENGTH);
+    chosen
+}
+
+fn item_list(out: &mut String, report: &RunReport, class: &str, title: &str, list: &[&CellItem]) {
+    let _ = writeln!(out, "<h4>{title}</h4>");
+    if list.is_empty() {
+        out.push_str("<p>None.</p>\n");
+        return;
+    }
+    let numbers: Vec<&str> = report.items[list[0].item]
+        .numbers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table class=\"items sortable {class}\">\n<thead><tr><th>#</th><th>item</th>\
+         <th>raw</th><th>rescaled</th>"
+    );
+    for name in &numbers {
+        let _ = write!(out, "<th>{}</th>", escape(name));
+    }
+    out.push_str("<th>answer</th></tr></thead>\n<tbody>\n");
+    for (rank, entry) in list.iter().enumerate() {
+        item_row(out, report, rank + 1, entry);
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
+/// One row of an item list; the drill-down's rows are built by the script
+/// in the same shape.
+fn item_row(out: &mut String, report: &RunReport, rank: usize, entry: &CellItem) {
+    let item = &report.items[entry.item];
+    let _ = write!(
+        out,
+        "<tr data-id=\"{}\" data-item=\"{}\"><td>{rank}</td><td><a href=\"#item-{}\">{}</a></td><td>{:.3}</td><td>{}</td>",
+        escape(&item.id),
+        entry.item,
+        entry.item,
+        escape(&item.id),
+        entry.raw,
+        entry.rescaled.map_or("-".into(), |r| format!("{r:.3}"))
+    );
+    for (_, value) in &item.numbers {
+        let _ = write!(out, "<td>{value:.3}</td>");
+    }
+    let _ = writeln!(
+        out,
+        "<td class=\"headline\">{}</td></tr>",
+        escape(&shorten(&item.headline, 300))
+    );
+}
+
+fn items(out: &mut String, report: &RunReport) {
+    out.push_str(
+        "<section id=\"items\">\n<h2>Items</h2>\n\
+            <p class=\"filter\" hidden><label>Filter items: <input type=\"search\" \
+            placeholder=\"id, code or text\"></label></p>\n",
+    );
+    for (i, item) in report.items.iter().enumerate() {
+        item_details(out, i, item);
+    }
+    out.push_str("</section>\n");
+}
+
+fn item_details(out: &mut String, index: usize, item: &ItemView) {
+    let _ = writeln!(
+        out,
+        "<details class=\"item\" id=\"item-{index}\"><summary><code>{}</code> · {} · {}</summary>",
+        escape(&item.id),
+        escape(&item.model),
+        escape(&item.group)
+    );
+    if !item.numbers.is_empty() {
+        out.push_str("<p class=\"numbers\">");
+        for (name, value) in &item.numbers {
+            let _ = write!(out, "{}: {value:.4} ", escape(name));
+        }
+        out.push_str("</p>\n");
+    }
+    for text in &item.texts {
+        let _ = writeln!(out, "<h5>{}</h5>", escape(&text.label));
+        if text.code {
+            let _ = writeln!(
+                out,
+                "<pre class=\"code\"><code>{}</code></pre>",
+                escape(&text.text)
+            );
+        } else {
+            let _ = writeln!(out, "<p class=\"text\">{}</p>", escape(&text.text));
+        }
+    }
+    out.push_str("</details>\n");
+}
+
+/// What the script needs and the markup does not hold: each cell's items
+/// with their bars, and each item's list fields. Compact: one array per item.
+fn script_data(report: &RunReport) -> String {
+    let cells: Vec<serde_json::Value> = report
+        .cells
+        .iter()
+        .map(|cell| {
+            let items: Vec<serde_json::Value> = cell
+                .items
+                .iter()
+                .map(|i| {
+                    serde_json::json!([
+                        i.item,
+                        i.raw,
+                        i.rescaled,
+                        u8::from(i.correct),
+                        i.raw_bar,
+                        i.rescaled_bar
+                    ])
+                })
+                .collect();
+            serde_json::json!({ "items": items })
+        })
+        .collect();
+    let items: Vec<serde_json::Value> = report
+        .items
+        .iter()
+        .map(|item| {
+            let numbers: Vec<f64> = item.numbers.iter().map(|(_, v)| round(*v)).collect();
+            serde_json::json!([item.id, shorten(&item.headline, 300), numbers])
+        })
+        .collect();
+    // Every item of a run carries the same named numbers.
+    let number_names: Vec<&str> = report
+        .items
+        .first()
+        .map(|i| i.numbers.iter().map(|(n, _)| n.as_str()).collect())
+        .unwrap_or_default();
+    script_json(&serde_json::json!({
+        "cells": cells,
+        "items": items,
+        "number_names": number_names,
+    }))
+}
+
+/// JSON that can sit inside a `<script>` element: "</" would end it early.
+fn script_json(value: &serde_json::Value) -> String {
+    value.to_string().replace("</", "<\\/")
+}
+
+/// Six decimals for the numbers the lists only show; confidences stay
+/// exact, since the drill-down sorts by them.
+fn round(value: f64) -> f64 {
+    (value * 1e6).round() / 1e6
+}
+
+fn shorten(text: &str, chars: usize) -> String {
+    let trimmed = text.trim();
+    match trimmed.char_indices().nth(chars) {
+        Some((cut, _)) => format!("{}…", &trimmed[..cut]),
+        None => trimmed.to_owned(),
+    }
+}
+
+/// An inline SVG must not carry an XML declaration.
+fn strip_xml_prolog(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(start) => &svg[start..],
+        None => svg,
+    }
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `code` spans and `[text](target)` links of one line of Markdown, escaped.
+fn inline_markdown(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let next = rest.find(['`', '[']).unwrap_or(rest.len());
+        out.push_str(&escape(&rest[..next]));
+        rest = &rest[next..];
+        if let Some(after) = rest.strip_prefix('`') {
+            match after.find('`') {
+                Some(end) => {
+                    let _ = write!(out, "<code>{}</code>", escape(&after[..end]));
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push('`');
+                    rest = after;
+                }
+            }
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let link = after.find("](").and_then(|close| {
+                let target = &after[close + 2..];
+                target
+                    .find(')')
+                    .map(|end| (&after[..close], &target[..end], close + 2 + end + 1))
+            });
+            match link {
+                Some((label, target, used)) => {
+                    let _ = write!(out, "<a href=\"{}\">{}</a>", escape(target), escape(label));
+                    rest = &after[used..];
+                }
+                None => {
+                    out.push('[');
+                    rest = after;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Paragraphs and "- " lists.
+fn block_markdown(text: &str) -> String {
+    let mut out = String::new();
+    for block in text.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
+        if block.lines().all(|l| l.starts_with("- ")) {
+            out.push_str("<ul>\n");
+            for line in block.lines() {
+                let _ = writeln!(out, "<li>{}</li>", inline_markdown(&line[2..]));
+            }
+            out.push_str("</ul>\n");
+        } else {
+            let _ = writeln!(out, "<p>{}</p>", inline_markdown(block));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_spans_and_links_become_html_and_text_is_escaped() {
+        assert_eq!(
+            inline_markdown("a `x<y` and [f](dir/a b.svg) <b> [not a link"),
+            "a <code>x&lt;y</code> and <a href=\"dir/a b.svg\">f</a> &lt;b&gt; [not a link"
+        );
+        assert_eq!(inline_markdown("unclosed `tick"), "unclosed `tick");
+        assert_eq!(
+            block_markdown("Para one.\n\n- [a](a)\n- b\n"),
+            "<p>Para one.</p>\n<ul>\n<li><a href=\"a\">a</a></li>\n<li>b</li>\n</ul>\n"
+        );
+    }
+
+    #[test]
+    fn script_data_cannot_close_its_element() {
+        let data = script_json(&serde_json::json!({"x": "</script><script>alert(1)"}));
+        assert!(!data.contains("</"));
+        let back: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(back["x"], "</script><script>alert(1)");
+    }
+
+    #[test]
+    fn long_text_is_shortened_on_a_character_boundary() {
+        assert_eq!(shorten("  ééé  ", 2), "éé…");
+        assert_eq!(shorten("ab", 2), "ab");
+    }
+}
