@@ -455,6 +455,8 @@ fn calibrate_reads_its_threshold_from_a_thresholds_file() {
             file.to_str().unwrap(),
             "--operating-point",
             "high-recall",
+            "--score-metric",
+            "sbert_cosine01",
             "--method",
             "none",
             "--bootstrap",
@@ -465,6 +467,48 @@ fn calibrate_reads_its_threshold_from_a_thresholds_file() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("high-recall of"), "{}", stderr(&out));
+    // Without saying what "sim" holds, a file for sbert_cosine01 is refused,
+    // and so is a threshold of NaN.
+    let refused = codecal(
+        &[
+            "calibrate",
+            "in.csv",
+            "--score",
+            "sim",
+            "--thresholds",
+            file.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("derived for metric \"sbert_cosine01\"")
+            && stderr(&refused).contains("--score-metric"),
+        "{}",
+        stderr(&refused)
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let nan = dir.path().join("nan.toml");
+    std::fs::write(
+        &nan,
+        text.replacen("threshold = 0.887591", "threshold = nan", 1),
+    )
+    .unwrap();
+    let refused = codecal(
+        &[
+            "calibrate",
+            "in.csv",
+            "--score",
+            "sim",
+            "--score-metric",
+            "sbert_cosine01",
+            "--thresholds",
+            nan.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("nan"), "{}", stderr(&refused));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // The committed high-recall threshold (0.81..0.82) puts 3 of the 5 scores above it.
     assert_eq!(json["raw"]["base_rate"], 0.6);
@@ -909,6 +953,48 @@ fn out_of_range_flags_are_refused_at_parsing() {
         "confidence,correct,score\n0.2,0,0.1\n0.8,1,0.9\n",
     );
     write(dir.path(), "ratings.csv", "id,rating,m\n1,1,0.1\n2,4,0.9\n");
+    let generate = |flag: &'static str, value: &'static str| -> Vec<&'static str> {
+        vec![
+            "generate",
+            "--prompts",
+            "in.csv",
+            "--out",
+            "o.jsonl",
+            "--backend",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            flag,
+            value,
+        ]
+    };
+    let generate_cases = [
+        generate("--concurrency", "0"),
+        generate("--concurrency", "100000"),
+        generate("--timeout", "0"),
+        generate("--timeout", "NaN"),
+        generate("--max-wait", "100000"),
+        generate("--max-wait", "0"),
+        generate("--max-retries", "1000"),
+    ];
+    let judge: &[&str] = &[
+        "judge",
+        "--dataset",
+        "humaneval",
+        "--answers",
+        "in.csv",
+        "--out",
+        "v.jsonl",
+        "--jobs",
+        "100000",
+    ];
+    let mut extra: Vec<(&[&str], &str)> = generate_cases
+        .iter()
+        .map(|args| (args.as_slice(), args[args.len() - 2]))
+        .collect();
+    extra.push((judge, "--jobs"));
     let cases: [(&[&str], &str); 9] = [
         (&["calibrate", "in.csv", "--bins", "100000000000"], "--bins"),
         (&["calibrate", "in.csv", "--bins", "0"], "--bins"),
@@ -945,7 +1031,7 @@ fn out_of_range_flags_are_refused_at_parsing() {
         ),
         (&["score", "in.csv", "--threads", "10000"], "--threads"),
     ];
-    for (args, flag) in cases {
+    for (args, flag) in cases.into_iter().chain(extra) {
         let out = codecal(args, dir.path());
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");

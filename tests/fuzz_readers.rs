@@ -1,28 +1,43 @@
 //! Bounded fuzzing of codecal's readers (proptest, fixed seed, a few
 //! seconds in all): random bytes and mutations of real files must give a
 //! value or an error, never a panic. Covered: CSV and JSONL tables, run
-//! configs (TOML), calibrator files (JSON) and CodeXGLUE records.
+//! configs (TOML), calibrator files (JSON), CodeXGLUE records, rating files
+//! (seeded with the Haque et al. ratings in `../shared/data`), thresholds
+//! TOML, OpenAI-compatible responses, answer extraction for every task, and
+//! the miner on mutated real Python and Java source.
+//!
+//! `CODECAL_FUZZ_CASES` (default 150 per target) and `CODECAL_FUZZ_SEED`
+//! (default 7) turn the same targets into a longer campaign:
+//! `tests/fuzz_campaign.sh` runs them with many seeds for a set time and
+//! counts inputs and crashes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use codecal::calibrate::Calibrator;
 use codecal::pipeline::RunConfig;
 use codecal::table::{Format, Table};
 use proptest::prelude::*;
 
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 150,
+        cases: env_number("CODECAL_FUZZ_CASES", 150) as u32,
         failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(7),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(env_number("CODECAL_FUZZ_SEED", 7)),
         ..ProptestConfig::default()
     }
 }
 
 /// `seed` with up to 8 edits: a byte replaced, inserted or removed.
-fn mutated(seed: &'static [u8]) -> impl Strategy<Value = Vec<u8>> {
+fn mutated(seed: impl AsRef<[u8]> + Clone + 'static) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec((any::<u8>(), any::<u16>(), 0u8..3), 0..8).prop_map(move |edits| {
-        let mut bytes = seed.to_vec();
+        let mut bytes = seed.as_ref().to_vec();
         for (byte, at, kind) in edits {
             let at = usize::from(at) % (bytes.len() + 1);
             match kind {
@@ -98,6 +113,95 @@ proptest! {
     }
 
     #[test]
+    fn rating_files_never_panic(ratings in mutated(ratings_seed())) {
+        use codecal::thresholds::ratings::{GenericColumns, HAQUE_SCALE, is_haque, read_generic, read_haque};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ratings.csv");
+        std::fs::write(&path, &ratings).unwrap();
+        if let Ok(table) = Table::read(&path, Some(Format::Csv)) {
+            if is_haque(&table) {
+                let _ = read_haque(&table, &[]);
+            }
+            let columns = GenericColumns {
+                id: "function_id".into(),
+                reference: "text.1".into(),
+                candidate: "text".into(),
+                ratings: vec!["similarity".into()],
+            };
+            let _ = read_generic(&table, &columns, HAQUE_SCALE, &[]);
+        }
+    }
+
+    #[test]
+    fn thresholds_files_never_panic(text in mutated(THRESHOLDS_SEED)) {
+        use codecal::thresholds::file::{OperatingPointName, read_threshold};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, &text).unwrap();
+        for point in [OperatingPointName::BestF1, OperatingPointName::HighPrecision, OperatingPointName::HighRecall] {
+            if let Ok(threshold) = read_threshold(&path, point) {
+                prop_assert!(threshold.threshold.is_finite(), "a threshold is a number: {}", threshold.threshold);
+            }
+        }
+    }
+
+    #[test]
+    fn openai_responses_never_panic(completion in mutated(COMPLETION_SEED), chat in mutated(CHAT_SEED)) {
+        use codecal::generate::openai::parse_response;
+        use codecal::prompt::{Message, Prompt};
+        let prompts = [
+            Prompt::Completion("def f():".into()),
+            Prompt::Chat(vec![Message { role: "user".into(), content: "hi".into() }]),
+        ];
+        for (body, prompt) in [(&completion, &prompts[0]), (&chat, &prompts[1])] {
+            if let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) {
+                for require in [true, false] {
+                    if let Ok(generation) = parse_response("http://127.0.0.1:1/v1", prompt, &value, require) {
+                        for token in &generation.tokens {
+                            prop_assert!(token.logprob <= 0.0, "a log-probability above 0: {}", token.logprob);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn answer_extraction_never_panics(seed in 0..ANSWER_SEEDS.len(), edits in mutated(b"".as_slice()),
+                                      raw in mutated(ANSWER_SEEDS[0].as_bytes())) {
+        use codecal::task::{TaskKind, answer};
+        let mut text = ANSWER_SEEDS[seed].as_bytes().to_vec();
+        text.extend(&edits);
+        for candidate in [String::from_utf8_lossy(&text).into_owned(), String::from_utf8_lossy(&raw).into_owned()] {
+            for kind in [TaskKind::Synthesis, TaskKind::LineCompletion, TaskKind::CruxevalOutput, TaskKind::CruxevalInput] {
+                let answer = answer::extract(kind, &candidate);
+                let span = answer::span(kind, &candidate);
+                prop_assert_eq!(&candidate[span.clone()], answer.as_str());
+                let measured = answer::measured_span(kind, &candidate);
+                prop_assert!(measured.end <= candidate.len() && candidate.is_char_boundary(measured.start));
+            }
+        }
+    }
+
+    #[test]
+    fn the_miner_never_panics_on_mutated_source(python in mutated(python_seed()), java in mutated(JAVA_SEED)) {
+        use codecal::corpus::mine::{Language, MineOptions, mine_tree};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("m.py"), &python).unwrap();
+        std::fs::write(dir.path().join("M.java"), &java).unwrap();
+        for language in [Language::Python, Language::Java] {
+            for undocumented in [false, true] {
+                let options = MineOptions { language, repo_depth: 1, undocumented };
+                if let Ok((records, _)) = mine_tree(dir.path(), options) {
+                    for record in records {
+                        prop_assert!(!record.code.is_empty());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn codexglue_records_never_panic(record in mutated(RECORD_SEED)) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
@@ -105,6 +209,65 @@ proptest! {
         let _ = codecal::corpus::read_codexglue(&path, true);
         let _ = codecal::corpus::read_codexglue(&path, false);
     }
+}
+
+const THRESHOLDS_SEED: &[u8] = include_bytes!("../thresholds/sbert-minilm.toml");
+const COMPLETION_SEED: &[u8] = br#"{"id":"c","object":"text_completion","choices":[{"index":0,"text":" Return x .","finish_reason":"stop","logprobs":{"tokens":[" Return"," x"," ."],"token_logprobs":[-0.1,-0.5,-0.05],"top_logprobs":[{" Return":-0.1," Get":-2.5},{" x":-0.5},{" .":-0.05}],"text_offset":[0,7,9]}}],"usage":{"prompt_tokens":5,"completion_tokens":3}}"#;
+const CHAT_SEED: &[u8] = br#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"[ANSWER]f(1) == 2[/ANSWER]"},"finish_reason":"stop","logprobs":{"content":[{"token":"[ANSWER]","logprob":-0.01,"top_logprobs":[{"token":"[ANSWER]","logprob":-0.01}]},{"token":"f(1) == 2","logprob":-0.7,"top_logprobs":[]},{"token":"[/ANSWER]","logprob":0.0,"top_logprobs":[]}]}}]}"#;
+const JAVA_SEED: &[u8] = b"package a;\n\npublic class M {\n    /**\n     * Returns the sum of two numbers.\n     */\n    public int add(int a, int b) {\n        int c = a + b;\n        return c;\n    }\n}\n";
+/// Raw generations as models write them: fenced code, [ANSWER] tags, chat
+/// preambles, unicode and stray fences.
+const ANSWER_SEEDS: [&str; 6] = [
+    "[ANSWER]assert f([1, 2]) == [2, 1][/ANSWER]",
+    "Here is the code:\n```python\ndef add(a, b):\n    return a + b\n```\nDone.",
+    "    return sorted(x)\n\ndef other():\n    pass\n",
+    "```\nf('é') == 'ü'\n```",
+    "assert f(\"a\") == ",
+    "\n\n  x = [i for i in range(3)]\n```",
+];
+
+/// The first 60 lines of the Haque et al. ratings (the thresholds' input),
+/// or a few lines in its layout where the shared data is absent.
+fn ratings_seed() -> Vec<u8> {
+    shared_prefix("haque2022-similarity/final_megafile.csv", 60).unwrap_or_else(|| {
+        b"function_id,source,similarity,text,text.1\n1,baseline,3,Returns x,Return x\n1,reference,4,Return x,Return x\n"
+            .to_vec()
+    })
+}
+
+/// A real Python module of the local standard library (the default corpus),
+/// its first 120 lines.
+fn python_seed() -> Vec<u8> {
+    codecal::corpus::mine::python_stdlib()
+        .ok()
+        .map(|root| root.join("json/decoder.py"))
+        .and_then(|path| prefix_lines(&path, 120))
+        .unwrap_or_else(|| b"def f(x):\n    \"\"\"Return x.\"\"\"\n    return x\n".to_vec())
+}
+
+fn shared_prefix(relative: &str, lines: usize) -> Option<Vec<u8>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(relative);
+    let found = prefix_lines(&path, lines);
+    if found.is_none() {
+        eprintln!(
+            "note: {} is absent; fuzzing from a built-in seed",
+            path.display()
+        );
+    }
+    found
+}
+
+fn prefix_lines(path: &Path, lines: usize) -> Option<Vec<u8>> {
+    let text = std::fs::read(path).ok()?;
+    let end = text
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(lines)
+        .map_or(text.len(), |(i, _)| i + 1);
+    Some(text[..end].to_vec())
 }
 
 /// A real calibrator file, from the small fixture (made once for every case).

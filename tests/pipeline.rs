@@ -311,6 +311,41 @@ fn bad_configs_fail_before_any_stage_naming_the_key_or_file() {
     let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("backends[0].base_url"), "{stderr}");
+    // A port out of range, and request limits out of theirs, name their key.
+    for (from, to, key) in [
+        (
+            "http://127.0.0.1:9/v1",
+            "http://127.0.0.1:99999/v1",
+            "port \"99999\"",
+        ),
+        (
+            "concurrency = 2",
+            "concurrency = 0",
+            "backends[0].concurrency",
+        ),
+        (
+            "concurrency = 2",
+            "concurrency = 2\nmax_wait_s = 1e9",
+            "backends[0].max_wait_s",
+        ),
+        (
+            "concurrency = 2",
+            "concurrency = 2\ntimeout_s = -5",
+            "backends[0].timeout_s",
+        ),
+    ] {
+        let broken = config(dir.path(), &server, "");
+        let text = std::fs::read_to_string(&broken)
+            .unwrap()
+            .replace(&server.base_url, "http://127.0.0.1:9/v1");
+        std::fs::write(&broken, text.replace(from, to)).unwrap();
+        let out = common::codecal(&["run", "--config", broken.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(key),
+            "{key}: {stderr}"
+        );
+    }
     let text = std::fs::read_to_string(&cfg).unwrap();
     std::fs::write(&cfg, text.replace("corpus.jsonl", "missing.jsonl")).unwrap();
     let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);

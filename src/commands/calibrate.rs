@@ -45,6 +45,11 @@ pub struct CalibrateArgs {
     /// Which threshold of --thresholds: best-f1, high-precision or high-recall.
     #[arg(long, value_enum, default_value_t = OperatingPointName::BestF1)]
     operating_point: OperatingPointName,
+    /// The metric the --score column holds, where its name is not the
+    /// metric's (default: the column's name). A thresholds file derived for
+    /// another metric is refused.
+    #[arg(long, requires = "thresholds")]
+    score_metric: Option<String>,
     /// Column naming each item's group (e.g. repository) for group CV and group bootstrap.
     #[arg(long)]
     group: Option<String>,
@@ -186,6 +191,17 @@ fn score_threshold(args: &CalibrateArgs) -> anyhow::Result<f64> {
         anyhow::bail!("--score needs --threshold or --thresholds");
     };
     let found = read_threshold(path, args.operating_point)?;
+    let column = args.score.as_deref().unwrap_or("");
+    let holds = args.score_metric.as_deref().unwrap_or(column);
+    anyhow::ensure!(
+        found.metric == holds,
+        "{}: derived for metric {:?}, but --score {column:?} holds {holds:?}; pass \
+         --score-metric {:?} if that column holds {:?} scores",
+        path.display(),
+        found.metric,
+        found.metric,
+        found.metric
+    );
     eprintln!(
         "codecal: correct = {} >= {} ({} of {}, derived for metric {})",
         args.score.as_deref().unwrap_or(""),

@@ -41,18 +41,25 @@ pub struct GenerateArgs {
     /// Name of the environment variable that holds the API key (openai).
     #[arg(long)]
     api_key_env: Option<String>,
-    /// Requests in flight at once (openai).
-    #[arg(long, default_value_t = 8)]
+    /// Requests in flight at once, 1 to 256 (openai).
+    #[arg(long, default_value_t = 8, value_parser = super::count_in(1..=super::MAX_WORKERS))]
     concurrency: usize,
-    /// Seconds allowed for one request (openai).
-    #[arg(long, default_value_t = 120.0)]
+    /// Seconds allowed for one request, at most 3600 (openai).
+    #[arg(long, default_value_t = 120.0, value_parser = super::seconds)]
     timeout: f64,
-    /// Retries of a request after timeouts, dropped connections, 429 and 5xx (openai).
-    #[arg(long, default_value_t = 6)]
+    /// Retries of a request after timeouts, dropped connections, 429 and 5xx,
+    /// at most 20 (openai).
+    #[arg(long, default_value_t = 6, value_parser = super::count_in(0..=20))]
     max_retries: usize,
-    /// The first retry's backoff in milliseconds; it doubles each time, up to 60 s (openai).
-    #[arg(long, default_value_t = 1000)]
+    /// The first retry's backoff in milliseconds; it doubles each time, up to --max-wait (openai).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     retry_base_ms: u64,
+    /// The longest single wait between attempts in seconds, a server's
+    /// Retry-After included; a longer Retry-After fails the request, naming
+    /// it (openai).
+    #[arg(long, default_value_t = codecal::generate::openai::DEFAULT_MAX_WAIT_S as f64,
+          value_parser = super::seconds)]
+    max_wait: f64,
     /// Accept responses without log-probabilities (their intrinsic measures are empty).
     #[arg(long)]
     allow_missing_logprobs: bool,
@@ -164,6 +171,7 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
         timeout_s: args.timeout,
         max_retries: args.max_retries,
         retry_base_ms: args.retry_base_ms,
+        max_wait_s: args.max_wait,
         lm_weights: lm_weights(args),
         require_logprobs: !args.allow_missing_logprobs,
     };

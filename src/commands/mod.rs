@@ -52,6 +52,31 @@ pub fn grid_step(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A duration flag in seconds, above 0 and at most an hour: a negative or
+/// NaN timeout, or a wait of days, is an error naming the flag.
+pub fn seconds(text: &str) -> Result<f64, String> {
+    let value = finite(text)?;
+    if value > 0.0 && value <= 3600.0 {
+        Ok(value)
+    } else {
+        Err("must be above 0 and at most 3600 (seconds)".into())
+    }
+}
+
+/// At most this many workers of one kind at once, whatever the machine:
+/// past it a flag's value is a typo, not a plan.
+pub const MAX_WORKERS: u64 = 256;
+
+/// `requested` workers, capped by the machine's cores, with a note on
+/// stderr when the cap applies.
+pub fn workers_for_machine(flag: &str, requested: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if requested > cores {
+        eprintln!("codecal: {flag} {requested} capped at this machine's {cores} cores");
+    }
+    requested.min(cores)
+}
+
 /// A count flag within `range`, checked at parsing so that a huge value is
 /// an error naming the flag, not an allocation failure after the work.
 pub fn count_in(

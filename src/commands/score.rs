@@ -66,7 +66,10 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
     let files = ModelHome::from_env()?.ensure_minilm_on(args.device)?;
     let options = EmbedOptions {
         batch_size: args.batch_size,
-        threads: args.threads,
+        threads: match args.threads {
+            0 => 0,
+            n => super::workers_for_machine("--threads", n),
+        },
         device: args.device,
     };
     let mut scorer = Scorer::new(OnnxEmbedder::new(&files, &options)?, args.tokenization);

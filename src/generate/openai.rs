@@ -18,6 +18,9 @@ use sha2::{Digest, Sha256};
 use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
 use crate::prompt::Prompt;
 
+/// The default cap on one wait between attempts, in seconds.
+pub const DEFAULT_MAX_WAIT_S: u64 = 300;
+
 /// How to reach the server.
 #[derive(Clone, Debug)]
 pub struct OpenAiConfig {
@@ -34,6 +37,8 @@ pub struct OpenAiConfig {
     pub max_retries: usize,
     /// The first backoff; it doubles with each retry up to `retry_max`.
     pub retry_base: Duration,
+    /// The longest single wait: the backoff's cap, and the longest
+    /// `Retry-After` obeyed (a longer one fails the request, naming it).
     pub retry_max: Duration,
     /// A response without log-probabilities is an error.
     pub require_logprobs: bool,
@@ -49,7 +54,7 @@ impl OpenAiConfig {
             timeout: Duration::from_secs(120),
             max_retries: 6,
             retry_base: Duration::from_secs(1),
-            retry_max: Duration::from_secs(60),
+            retry_max: Duration::from_secs(DEFAULT_MAX_WAIT_S),
             require_logprobs: true,
         }
     }
@@ -69,13 +74,39 @@ pub enum OpenAiConfigError {
     MissingKey(String),
     #[error("base URL {0:?} must start with http:// or https://")]
     BadUrl(String),
+    #[error("base URL {url:?}: port {port:?} is not a number from 1 to 65535")]
+    BadPort { url: String, port: String },
+}
+
+/// A base URL codecal can send requests to: http(s), with a port, if one
+/// is given, from 1 to 65535 (an HTTP client would take `:99999` for its
+/// default port and silently talk to another server).
+pub fn check_base_url(url: &str) -> Result<(), OpenAiConfigError> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| OpenAiConfigError::BadUrl(url.to_owned()))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    // An IPv6 literal keeps its colons inside brackets.
+    let after_host = match host_port.rfind(']') {
+        Some(end) => &host_port[end + 1..],
+        None => host_port,
+    };
+    if let Some((_, port)) = after_host.rsplit_once(':') {
+        if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+            return Err(OpenAiConfigError::BadPort {
+                url: url.to_owned(),
+                port: port.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl OpenAiBackend {
     pub fn new(config: OpenAiConfig) -> Result<OpenAiBackend, OpenAiConfigError> {
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(OpenAiConfigError::BadUrl(config.base_url));
-        }
+        check_base_url(&config.base_url)?;
         let api_key = match &config.api_key_env {
             Some(name) => Some(
                 std::env::var(name)
@@ -338,6 +369,20 @@ pub fn parse_response(
     })
 }
 
+/// A log-probability as a server reports it: a number at most 0. Servers
+/// round, so a value within 1e-4 above 0 is read as 0; anything larger (or
+/// NaN) is a broken server, refused rather than turned into a
+/// "probability" above 1.
+fn checked_logprob(value: f64, what: &str) -> Result<f64, String> {
+    const ROUNDING: f64 = 1e-4;
+    if value.is_nan() || value > ROUNDING {
+        return Err(format!(
+            "{what} is {value}, not a log-probability (at most 0)"
+        ));
+    }
+    Ok(value.min(0.0))
+}
+
 /// `/completions` log-probabilities: parallel arrays, top alternatives as maps.
 fn completion_tokens(logprobs: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
     let Some(logprobs) = logprobs.filter(|v| !v.is_null()) else {
@@ -361,19 +406,21 @@ fn completion_tokens(logprobs: Option<&Value>) -> Result<Option<Vec<Token>>, Str
         let logprob = logprob
             .as_f64()
             .ok_or_else(|| format!("token_logprobs[{i}] is not a number"))?;
-        let mut top: Vec<Alternative> = match tops.and_then(|t| t.get(i)).and_then(Value::as_object)
-        {
-            Some(map) => map
-                .iter()
-                .filter_map(|(token, lp)| {
-                    lp.as_f64().map(|logprob| Alternative {
+        let logprob = checked_logprob(logprob, &format!("token_logprobs[{i}]"))?;
+        let mut top = Vec::new();
+        if let Some(map) = tops.and_then(|t| t.get(i)).and_then(Value::as_object) {
+            for (token, lp) in map {
+                // A non-numeric alternative is skipped, as before; a
+                // numeric one must be a log-probability.
+                if let Some(lp) = lp.as_f64() {
+                    let what = format!("top_logprobs[{i}][{token:?}]");
+                    top.push(Alternative {
                         token: token.clone(),
-                        logprob,
-                    })
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+                        logprob: checked_logprob(lp, &what)?,
+                    });
+                }
+            }
+        }
         top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
         out.push(Token {
             token: token.to_owned(),
@@ -396,7 +443,7 @@ fn chat_tokens(content: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
         let token = item.get("token").and_then(Value::as_str);
         let logprob = item.get("logprob").and_then(Value::as_f64);
         match (token, logprob) {
-            (Some(t), Some(lp)) => Ok((t.to_owned(), lp)),
+            (Some(t), Some(lp)) => Ok((t.to_owned(), checked_logprob(lp, what)?)),
             _ => Err(format!("{what} lacks a token or a numeric logprob")),
         }
     };
@@ -468,5 +515,58 @@ mod tests {
         assert_eq!(chat["logprobs"], json!(true));
         assert_eq!(chat["top_logprobs"], json!(5));
         assert_eq!(chat["messages"][0]["role"], "user");
+    }
+
+    #[test]
+    fn a_log_probability_above_zero_is_refused_and_rounding_is_read_as_zero() {
+        let completion = |lp: f64, alt: f64| {
+            json!({"choices": [{"text": " x", "logprobs": {
+                "tokens": [" x"], "token_logprobs": [lp], "top_logprobs": [{" x": alt}]
+            }}]})
+        };
+        let prompt = Prompt::Completion("p".into());
+        // +5 would make an "average probability" of e^5 = 148.
+        let err = parse_response("u", &prompt, &completion(5.0, -0.1), true).unwrap_err();
+        assert!(err.to_string().contains("token_logprobs[0] is 5"), "{err}");
+        let err = parse_response("u", &prompt, &completion(-0.1, 0.5), true).unwrap_err();
+        assert!(err.to_string().contains("top_logprobs[0]"), "{err}");
+        let g = parse_response("u", &prompt, &completion(3e-7, 1e-6), true).unwrap();
+        assert_eq!(
+            (g.tokens[0].logprob, g.tokens[0].top[0].logprob),
+            (0.0, 0.0)
+        );
+        let chat = json!({"choices": [{"message": {"content": "Hi"}, "logprobs": {"content": [
+            {"token": "Hi", "logprob": 2.0, "top_logprobs": []}]}}]});
+        let prompt = Prompt::Chat(vec![Message::new("user", "q")]);
+        let err = parse_response("u", &prompt, &chat, true).unwrap_err();
+        assert!(
+            err.to_string().contains("logprobs.content[0] is 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_port_out_of_range_is_refused_not_taken_for_port_80() {
+        for good in [
+            "http://127.0.0.1:8000/v1",
+            "https://api.example.org/v1",
+            "http://[::1]:8080/v1",
+            "http://user:pw@host:65535",
+        ] {
+            assert!(check_base_url(good).is_ok(), "{good}");
+        }
+        for (bad, port) in [
+            ("http://127.0.0.1:99999/v1", "99999"),
+            ("http://127.0.0.1:0/v1", "0"),
+            ("http://host:80a", "80a"),
+            ("http://[::1]:/v1", ""),
+        ] {
+            let err = check_base_url(bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("port {port:?}")), "{bad}: {err}");
+        }
+        assert!(matches!(
+            check_base_url("ftp://host"),
+            Err(OpenAiConfigError::BadUrl(_))
+        ));
     }
 }

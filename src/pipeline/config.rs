@@ -188,6 +188,10 @@ pub struct BackendConfig {
     pub max_retries: usize,
     #[serde(default = "thousand")]
     pub retry_base_ms: u64,
+    /// The longest single wait between attempts, `Retry-After` included
+    /// (`openai`); a longer `Retry-After` fails the request.
+    #[serde(default = "max_wait")]
+    pub max_wait_s: f64,
     /// `local`: `f32`, `f16` or `quantized`.
     pub lm_weights: Option<String>,
     /// A reply without log-probabilities is an error (`openai`).
@@ -312,6 +316,10 @@ fn six() -> usize {
 fn thousand() -> u64 {
     1000
 }
+fn max_wait() -> f64 {
+    crate::generate::openai::DEFAULT_MAX_WAIT_S as f64
+}
+
 fn timeout() -> f64 {
     120.0
 }
@@ -699,6 +707,9 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
             let url = backend.base_url.as_deref().ok_or_else(|| {
                 key_error(&format!("{key}.base_url"), "needed for kind = \"openai\"")
             })?;
+            crate::generate::openai::check_base_url(url)
+                .map_err(|e| key_error(&format!("{key}.base_url"), e.to_string()))?;
+            check_request_limits(key, backend)?;
             if backend.model.is_none() {
                 return Err(key_error(
                     &format!("{key}.model"),
@@ -726,6 +737,44 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
         )),
     }
 }
+
+/// The `openai` backend's numbers, each within its documented range.
+fn check_request_limits(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> {
+    let within = |name: &str, ok: bool, range: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(key_error(
+                &format!("{key}.{name}"),
+                format!("must be {range}"),
+            ))
+        }
+    };
+    within(
+        "concurrency",
+        (1..=MAX_CONCURRENCY).contains(&backend.concurrency),
+        &format!("from 1 to {MAX_CONCURRENCY}"),
+    )?;
+    within(
+        "timeout_s",
+        backend.timeout_s > 0.0 && backend.timeout_s <= 3600.0,
+        "above 0 and at most 3600",
+    )?;
+    within("max_retries", backend.max_retries <= 20, "at most 20")?;
+    within(
+        "retry_base_ms",
+        backend.retry_base_ms <= 60_000,
+        "at most 60000",
+    )?;
+    within(
+        "max_wait_s",
+        backend.max_wait_s > 0.0 && backend.max_wait_s <= 3600.0,
+        "above 0 and at most 3600",
+    )
+}
+
+/// Requests in flight to one server: beyond this, a client only queues.
+pub const MAX_CONCURRENCY: usize = 256;
 
 #[cfg(feature = "local")]
 fn check_weights(key: &str, weights: &str) -> Result<(), ConfigError> {

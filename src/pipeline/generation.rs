@@ -133,6 +133,8 @@ pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn 
             c.timeout = std::time::Duration::from_secs_f64(config.timeout_s.max(0.001));
             c.max_retries = config.max_retries;
             c.retry_base = std::time::Duration::from_millis(config.retry_base_ms);
+            c.retry_max =
+                std::time::Duration::from_secs_f64(config.max_wait_s.clamp(0.001, 3600.0));
             c.require_logprobs = config.require_logprobs;
             Ok(Box::new(OpenAiBackend::new(c).map_err(|e| e.to_string())?))
         }

@@ -75,9 +75,12 @@ pub fn read_threshold(
             metric = Some(value.trim_matches('"').to_owned());
         }
         if section == point.section() && key == "threshold" {
+            // "nan" and "inf" parse as floats, but no score is above NaN.
             let parsed = value
                 .parse::<f64>()
-                .map_err(|_| ThresholdFileError::NotANumber {
+                .ok()
+                .filter(|t| t.is_finite())
+                .ok_or_else(|| ThresholdFileError::NotANumber {
                     path: path.to_owned(),
                     line: number + 1,
                     value: value.to_owned(),
