@@ -237,5 +237,6 @@ fn csv_with_decisions(table: &Table, decided: &[(String, String)]) -> Result<Str
         path: table.path().to_owned(),
         source: std::io::Error::other(e.to_string()),
     })?;
+    // The writer was fed only `&str` cells, so its bytes are UTF-8.
     Ok(String::from_utf8(bytes).expect("cells were UTF-8"))
 }

@@ -213,6 +213,7 @@ impl Calibrator {
 
     /// Pretty JSON, one trailing newline; floats round-trip exactly.
     pub fn to_json(&self) -> String {
+        // Plain structs of numbers and strings: serde_json cannot fail on them.
         let mut text = serde_json::to_string_pretty(self).expect("a calibrator serializes");
         text.push('\n');
         text

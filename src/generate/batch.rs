@@ -204,6 +204,8 @@ pub fn parallel_map<T: Sync, U: Send, E: Send>(
         .map(|r| {
             r.into_inner()
                 .unwrap_or_else(unpoison)
+                // The early return above leaves here only when every worker
+                // filled its slot.
                 .expect("every item is mapped when none failed")
         })
         .collect())

@@ -228,6 +228,7 @@ impl Backend for OpenAiBackend {
         let body = request_body(&self.config.model, prompt, params);
         // The jitter is seeded so that a run's timing choices repeat too.
         let digest = Sha256::digest(body.to_string().as_bytes());
+        // A sha256 digest is 32 bytes; its first 8 always convert.
         let request_bits = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
         let mut rng = ChaCha8Rng::seed_from_u64(params.seed ^ request_bits);
         let mut last = String::new();

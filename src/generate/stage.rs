@@ -84,6 +84,7 @@ pub fn run(
                 "cached": answer.cached,
             });
             for (key, value) in &row.fields {
+                // `out` is the json! object literal built just above.
                 out.as_object_mut()
                     .expect("a JSON object")
                     .entry(key.clone())

@@ -177,7 +177,7 @@ impl CodeIndex {
             })?;
             let index = Index::create_in_dir(dir, schema()).map_err(tantivy)?;
             register_tokenizer(&index);
-            let fields = fields(&index.schema());
+            let fields = fields(&index.schema()).map_err(tantivy)?;
             let mut writer = index
                 .writer_with_num_threads(2, 200_000_000)
                 .map_err(tantivy)?;
@@ -206,7 +206,9 @@ impl CodeIndex {
             index
         };
         register_tokenizer(&index);
-        let fields = fields(&index.schema());
+        // A stamped directory whose schema is not codecal's (edited on disk,
+        // or made by another version) is an error, not a panic.
+        let fields = fields(&index.schema()).map_err(tantivy)?;
         let reader = index.reader().map_err(tantivy)?;
         Ok(CodeIndex { reader, fields })
     }
@@ -270,18 +272,14 @@ fn schema() -> Schema {
     builder.build()
 }
 
-fn fields(schema: &Schema) -> Fields {
-    let field = |name| {
-        schema
-            .get_field(name)
-            .expect("codecal's schema has the field")
-    };
-    Fields {
-        ordinal: field("ordinal"),
-        id: field("id"),
-        repo: field("repo"),
-        code: field("code"),
-    }
+fn fields(schema: &Schema) -> tantivy::Result<Fields> {
+    let field = |name| schema.get_field(name);
+    Ok(Fields {
+        ordinal: field("ordinal")?,
+        id: field("id")?,
+        repo: field("repo")?,
+        code: field("code")?,
+    })
 }
 
 /// Tokens arrive pre-split and lower-cased by `code_tokens`; whitespace splits them.

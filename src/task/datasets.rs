@@ -220,6 +220,7 @@ fn called_function(test: &str, code: &str) -> Option<String> {
         "min",
         "bool",
     ];
+    // A literal pattern, checked by every test that reads a dataset.
     let definition = regex::Regex::new(r"(?m)^\s*def\s+(\w+)").expect("a valid pattern");
     let defined: Vec<&str> = definition
         .captures_iter(code)

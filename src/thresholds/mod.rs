@@ -321,6 +321,7 @@ fn best_f1(points: &[OperatingPoint]) -> OperatingPoint {
                 .partial_cmp(&key(b))
                 .unwrap_or(std::cmp::Ordering::Equal)
         })
+        // `derive` needs both classes (`Curves::new`), so there is a point.
         .expect("at least one threshold")
 }
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The longer fuzz campaign over every reader target of tests/fuzz_readers.rs:
+# the same proptest targets `cargo test` runs (150 cases each, seed 7), here
+# with many seeds and more cases per seed, for a set time.
+#
+#   bash tests/fuzz_campaign.sh [MINUTES] [CASES_PER_TARGET]   (default 30, 5000)
+#
+# Prints (and writes to target/fuzz-campaign/summary.txt) the minutes run,
+# the seeds tried, the inputs tried (targets x cases x seeds) and the crashes;
+# each crash's output is kept as target/fuzz-campaign/crash-SEED.txt. Exits
+# non-zero if anything crashed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+minutes=${1:-30}
+cases=${2:-5000}
+out=target/fuzz-campaign
+mkdir -p "$out"
+# Build once and run a copy, so a rebuild meanwhile does not swap it.
+binary=$(cargo test --release --no-run --test fuzz_readers --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "fuzz_readers":
+        print(m["executable"])')
+cp "$binary" "$out/fuzz_readers"
+targets=$("$out/fuzz_readers" --list 2>/dev/null | grep -c ': test$')
+start=$(date +%s)
+deadline=$((start + minutes * 60))
+seed=1000
+seeds=0
+crashes=0
+while (($(date +%s) < deadline)); do
+    if ! CODECAL_FUZZ_SEED=$seed CODECAL_FUZZ_CASES=$cases "$out/fuzz_readers" --test-threads 1 \
+        >"$out/last.txt" 2>&1; then
+        crashes=$((crashes + 1))
+        cp "$out/last.txt" "$out/crash-$seed.txt"
+        echo "crash with seed $seed: $out/crash-$seed.txt"
+    fi
+    seeds=$((seeds + 1))
+    seed=$((seed + 1))
+done
+elapsed=$(($(date +%s) - start))
+summary="fuzz campaign: $((elapsed / 60)) min $((elapsed % 60)) s, $targets targets, $seeds seeds x $cases cases = $((targets * seeds * cases)) inputs, $crashes crashes ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
+echo "$summary" | tee "$out/summary.txt"
+((crashes == 0))
