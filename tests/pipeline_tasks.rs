@@ -230,14 +230,15 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
         .split("table class=\"items sortable wrong\"")
         .nth(1)
         .unwrap();
+    let wrong_list = wrong_list.split("</table>").next().unwrap();
+    let first_row = wrong_list.split("<tr data-id=").nth(1).unwrap();
     assert!(
-        wrong_list
-            .split("</table>")
-            .next()
-            .unwrap()
-            .contains(&format!("data-id=\"{first_wrong}\"")),
-        "{first_wrong} heads the first cell's list"
+        first_row.starts_with(&format!("\"{first_wrong}\"")),
+        "{first_wrong} heads the first cell's list: {first_row}"
     );
+    // Each row shows the verdict and its reason beside the answer.
+    assert!(wrong_list.contains("<th>verdict</th>"), "{wrong_list}");
+    assert!(first_row.contains("<td>failed: "), "{first_row}");
 
     // Unchanged inputs: a second run asks the server nothing and judges nothing again.
     let asked = server.generation_requests();

@@ -371,6 +371,7 @@ fn a_thousand_item_page_stays_under_five_megabytes() {
                 },
             ],
             numbers: vec![("sbert".into(), 0.5)],
+            labels: vec![],
             headline: format!("Summary of {}", r.func_name),
         }));
     }

@@ -272,17 +272,15 @@ fn item_list(out: &mut String, report: &RunReport, class: &str, title: &str, lis
         out.push_str("<p>None.</p>\n");
         return;
     }
-    let numbers: Vec<&str> = report.items[list[0].item]
-        .numbers
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect();
+    let first = &report.items[list[0].item];
+    let numbers: Vec<&str> = first.numbers.iter().map(|(n, _)| n.as_str()).collect();
+    let labels: Vec<&str> = first.labels.iter().map(|(n, _)| n.as_str()).collect();
     let _ = write!(
         out,
         "<div class=\"scroll\"><table class=\"items sortable {class}\">\n<thead><tr><th>#</th><th>item</th>\
          <th>raw</th><th>rescaled</th>"
     );
-    for name in &numbers {
+    for name in numbers.iter().chain(&labels) {
         let _ = write!(out, "<th>{}</th>", escape(name));
     }
     out.push_str("<th>answer</th></tr></thead>\n<tbody>\n");
@@ -308,6 +306,9 @@ fn item_row(out: &mut String, report: &RunReport, rank: usize, entry: &CellItem)
     );
     for (_, value) in &item.numbers {
         let _ = write!(out, "<td>{value:.3}</td>");
+    }
+    for (_, text) in &item.labels {
+        let _ = write!(out, "<td>{}</td>", escape(text));
     }
     let _ = writeln!(
         out,
@@ -336,10 +337,13 @@ fn item_details(out: &mut String, index: usize, item: &ItemView) {
         escape(&item.model),
         escape(&item.group)
     );
-    if !item.numbers.is_empty() {
+    if !item.numbers.is_empty() || !item.labels.is_empty() {
         out.push_str("<p class=\"numbers\">");
         for (name, value) in &item.numbers {
             let _ = write!(out, "{}: {value:.4} ", escape(name));
+        }
+        for (name, text) in &item.labels {
+            let _ = write!(out, "{}: {} ", escape(name), escape(text));
         }
         out.push_str("</p>\n");
     }
@@ -387,19 +391,20 @@ fn script_data(report: &RunReport) -> String {
         .iter()
         .map(|item| {
             let numbers: Vec<f64> = item.numbers.iter().map(|(_, v)| round(*v)).collect();
-            serde_json::json!([item.id, shorten(&item.headline, 300), numbers])
+            let labels: Vec<&str> = item.labels.iter().map(|(_, t)| t.as_str()).collect();
+            serde_json::json!([item.id, shorten(&item.headline, 300), numbers, labels])
         })
         .collect();
-    // Every item of a run carries the same named numbers.
-    let number_names: Vec<&str> = report
-        .items
-        .first()
-        .map(|i| i.numbers.iter().map(|(n, _)| n.as_str()).collect())
-        .unwrap_or_default();
+    // Every item of a run carries the same named numbers and labels.
+    let first = report.items.first();
+    let names = |pairs: fn(&ItemView) -> Vec<&str>| first.map(pairs).unwrap_or_default();
+    let number_names = names(|i| i.numbers.iter().map(|(n, _)| n.as_str()).collect());
+    let label_names = names(|i| i.labels.iter().map(|(n, _)| n.as_str()).collect());
     script_json(&serde_json::json!({
         "cells": cells,
         "items": items,
         "number_names": number_names,
+        "label_names": label_names,
     }))
 }
 

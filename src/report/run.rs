@@ -86,6 +86,9 @@ pub struct ItemView {
     pub texts: Vec<ItemText>,
     /// Named numbers, e.g. the similarity score.
     pub numbers: Vec<(String, f64)>,
+    /// Named short texts the lists show as columns, e.g. the verdict.
+    #[serde(default)]
+    pub labels: Vec<(String, String)>,
     /// The text a list shows for the item (the summary or the answer).
     pub headline: String,
 }

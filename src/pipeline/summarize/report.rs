@@ -287,6 +287,7 @@ fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<
                     .get(metric)
                     .map(|v| vec![(metric.to_owned(), *v)])
                     .unwrap_or_default(),
+                labels: Vec::new(),
                 headline: text_field(row, "text").trim().to_owned(),
             }
         })

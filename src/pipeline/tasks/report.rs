@@ -219,6 +219,7 @@ fn item_views(
                 model: label.to_owned(),
                 texts,
                 numbers: Vec::new(),
+                labels: vec![("verdict".into(), verdict_line(verdict))],
                 headline: text_field(verdict, "answer"),
             }
         })

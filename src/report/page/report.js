@@ -143,7 +143,7 @@
     const table = document.createElement("table");
     table.className = "items sortable";
     const head = table.createTHead().insertRow();
-    ["#", "item", "raw", "rescaled", "correct", ...data.number_names, "answer", ""].forEach((name) => {
+    ["#", "item", "raw", "rescaled", "correct", ...data.number_names, ...data.label_names, "answer", ""].forEach((name) => {
       const th = document.createElement("th");
       th.textContent = name;
       head.appendChild(th);
@@ -151,7 +151,7 @@
     const body = table.createTBody();
     entries.forEach((entry, rank) => {
       const [index, raw, rescaled, correct] = entry;
-      const [id, headline, numbers] = data.items[index];
+      const [id, headline, numbers, labels] = data.items[index];
       const row = body.insertRow();
       row.dataset.id = id;
       row.dataset.item = index;
@@ -166,6 +166,7 @@
       row.appendChild(cell(fmt(rescaled)));
       row.appendChild(cell(correct ? "yes" : "no", correct ? "correct-yes" : "correct-no"));
       numbers.forEach((n) => row.appendChild(cell(fmt(n))));
+      labels.forEach((text) => row.appendChild(cell(text)));
       row.appendChild(cell(headline, "headline"));
       const more = document.createElement("button");
       more.type = "button";
