@@ -36,15 +36,12 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(|seen, _| answer(seen));
-    let cfg = config(dir.path(), &server, "");
-    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = run_dir(dir.path());
+    let common::tiny::FinishedRun {
+        server,
+        config: cfg,
+        dir: run,
+        output: out,
+    } = common::tiny::finished_run(dir.path());
     let label = "openai-test-model";
     for artifact in [
         "manifest.json",

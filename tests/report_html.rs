@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use codecal::calibrate::metrics::equal_width_bin;
-use common::server::Server;
-use common::tiny::{answer, config, run_dir};
 use serde_json::{Value, json};
 
 const MODEL: &str = "openai-test-model";
@@ -151,15 +149,8 @@ fn the_page_renders_offline_with_every_table_and_drills_down_to_the_items() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(|seen, _| answer(seen));
-    let cfg = config(dir.path(), &server, "");
-    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = run_dir(dir.path());
+    let tiny = common::tiny::finished_run(dir.path());
+    let run = tiny.dir.clone();
     let page = run.join("report.html");
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html");
     std::fs::create_dir_all(&shots).unwrap();

@@ -8,14 +8,29 @@ use std::path::Path;
 use super::artifacts::stage_error;
 use super::config::RunConfig;
 use super::{PipelineError, model_hashes, read_manifest};
-use crate::report::run::{RunHeader, RunReport, now_utc, write_run_report};
+use crate::report::run::{
+    CellView, ItemView, REPORT_FORMAT, ReportTable, RunHeader, RunReport, Section, now_utc,
+    write_run_report,
+};
 
 /// The files the calibrate stage writes for the reader, beside the tables.
 pub(crate) const REPORT_FILES: [&str; 3] = ["report.md", "report.html", "report.json"];
 
+/// What a flow puts in its report; the title and header are the run's.
+pub(crate) struct ReportParts {
+    pub intro: String,
+    /// The corpus or dataset files the run read.
+    pub data: Vec<String>,
+    pub tables: Vec<ReportTable>,
+    pub notes: Vec<String>,
+    pub sections: Vec<Section>,
+    pub items: Vec<ItemView>,
+    pub cells: Vec<CellView>,
+}
+
 /// The header of a run in `dir` whose calibrate stage is writing its report:
 /// the manifest then holds every earlier stage's input hash.
-pub(crate) fn run_header(
+fn run_header(
     config: &RunConfig,
     dir: &Path,
     models: &[String],
@@ -50,6 +65,27 @@ pub(crate) fn run_header(
 }
 
 /// Writes the report data and both renderings into the run directory.
-pub(crate) fn write_report(dir: &Path, report: &RunReport) -> Result<(), PipelineError> {
-    write_run_report(dir, report).map_err(stage_error)
+pub(crate) fn write_report(
+    config: &RunConfig,
+    dir: &Path,
+    parts: ReportParts,
+) -> Result<(), PipelineError> {
+    let mut models: Vec<String> = Vec::new();
+    for item in &parts.items {
+        if !models.contains(&item.model) {
+            models.push(item.model.clone());
+        }
+    }
+    let report = RunReport {
+        format: REPORT_FORMAT,
+        title: format!("codecal run: {}", config.name),
+        intro: parts.intro,
+        header: run_header(config, dir, &models, parts.data, parts.items.len()),
+        tables: parts.tables,
+        notes: parts.notes,
+        sections: parts.sections,
+        items: parts.items,
+        cells: parts.cells,
+    };
+    write_run_report(dir, &report).map_err(stage_error)
 }

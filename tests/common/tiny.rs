@@ -134,3 +134,30 @@ bootstrap = 50
 pub fn run_dir(dir: &Path) -> PathBuf {
     dir.join("runs/tiny")
 }
+
+/// The tiny run, finished: its server (still answering), config file, run
+/// directory and `codecal run`'s output.
+pub struct FinishedRun {
+    pub server: Server,
+    pub config: PathBuf,
+    pub dir: PathBuf,
+    pub output: std::process::Output,
+}
+
+/// Runs the tiny config in `dir`. Panics, with codecal's stderr, if the run fails.
+pub fn finished_run(dir: &Path) -> FinishedRun {
+    let server = Server::start(|seen, _| answer(seen));
+    let cfg = config(dir, &server, "");
+    let output = super::codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    FinishedRun {
+        server,
+        config: cfg,
+        dir: run_dir(dir),
+        output,
+    }
+}

@@ -20,9 +20,9 @@ use crate::pipeline::calibration::{
     subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
-use crate::pipeline::run_report::{run_header, write_report};
+use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
-use crate::report::run::{CellView, ItemText, ItemView, REPORT_FORMAT, RunReport, Section};
+use crate::report::run::{CellView, ItemText, ItemView, Section};
 use crate::table::{Format, Table};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
@@ -554,38 +554,9 @@ fn write_tables(
             c.language, c.model, c.measure, c.point
         );
     }
-    let models: Vec<String> = items
-        .iter()
-        .map(|i| i.model.clone())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let data = match config.corpus.source.as_str() {
-        "codexglue" => config
-            .corpus
-            .paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect(),
-        source => vec![
-            format!(
-                "{source} {}",
-                config
-                    .corpus
-                    .dir
-                    .as_ref()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default()
-            )
-            .trim_end()
-            .to_owned(),
-        ],
-    };
-    let report = RunReport {
-        format: REPORT_FORMAT,
-        title: format!("codecal run: {}", config.name),
+    let parts = ReportParts {
         intro,
-        header: run_header(config, dir, &models, data, items.len()),
+        data: corpus_files(config),
         tables,
         notes,
         sections: vec![
@@ -598,7 +569,28 @@ fn write_tables(
         items,
         cells: cells.iter().map(|c| c.view.clone()).collect(),
     };
-    write_report(dir, &report)
+    write_report(config, dir, parts)
+}
+
+/// What the run's header names as its data: the CodeXGLUE files, or the
+/// mined source and its directory.
+fn corpus_files(config: &RunConfig) -> Vec<String> {
+    let corpus = &config.corpus;
+    match corpus.source.as_str() {
+        "codexglue" => corpus
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        source => {
+            let dir = corpus.dir.as_ref().map(|d| d.display().to_string());
+            vec![
+                format!("{source} {}", dir.unwrap_or_default())
+                    .trim_end()
+                    .to_owned(),
+            ]
+        }
+    }
 }
 
 /// Table VI as the summarization seed lays it out: per language, model and

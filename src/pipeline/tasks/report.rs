@@ -37,9 +37,9 @@ use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
-use crate::pipeline::run_report::{run_header, write_report};
+use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
-use crate::report::run::{CellView, ItemText, ItemView, REPORT_FORMAT, RunReport};
+use crate::report::run::{CellView, ItemText, ItemView};
 use crate::task::Problem;
 use crate::task::datasets::Dataset;
 
@@ -609,34 +609,20 @@ fn write_tables(
         config.task, config.calibration.bootstrap
     );
     let tables = write_all(dir, &tables)?;
-    let models: Vec<String> = cell_models(cells);
     let data = config
         .dataset
         .path
         .iter()
         .map(|p| p.display().to_string())
         .collect();
-    let report = RunReport {
-        format: REPORT_FORMAT,
-        title: format!("codecal run: {}", config.name),
+    let parts = ReportParts {
         intro,
-        header: run_header(config, dir, &models, data, items.len()),
+        data,
         tables,
         notes,
         sections: Vec::new(),
         items,
         cells: cells.iter().map(|c| c.view.clone()).collect(),
     };
-    write_report(dir, &report)
-}
-
-/// The models of the cells, each once, in order.
-fn cell_models(cells: &[Cell]) -> Vec<String> {
-    let mut models: Vec<String> = Vec::new();
-    for c in cells {
-        if !models.contains(&c.model) {
-            models.push(c.model.clone());
-        }
-    }
-    models
+    write_report(config, dir, parts)
 }
