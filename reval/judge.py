@@ -59,9 +59,12 @@ Ground truth
 Canonical answers (truth mode), in the ``direct_*`` prompts' formats:
 coverage "YES"/"NO"; state ``repr(value); typename`` for the first recorded
 value (the first later value that this judge accepts when the first one's repr
-cannot be read back), or "Nil"; path the stripped text of the line that
-followed the first execution, or "-1"; output null (codecal uses the
-dataset's ``outputs``).
+cannot be read back; a class is written by its name, ``str; type``; numpy
+arrays in full, not summarised), or "Nil"; path the stripped text of the line
+that followed the first execution, or "-1"; output null (codecal uses the
+dataset's ``outputs``). The line is kept under MAX_LINE bytes: state listings
+are cut first, then (rarely) a canonical answer too long to fit is dropped
+and marked ``answer_dropped``.
 
 Scoring (judge mode), as SOURCE.md states it
   * The answer is the text after ``[ANSWER]`` (or the whole reply when the
@@ -78,6 +81,15 @@ Scoring (judge mode), as SOURCE.md states it
     type names one of the recorded values' types and the value equals one of
     the recorded values: floats within 1e-6 (also inside lists, tuples and
     dicts, a choice SOURCE.md does not spell out), numpy arrays by allclose.
+    Values are read with ``literal_eval``, else ``eval`` with module names
+    first (``datetime.datetime(...)``), then the program's names, builtins and,
+    if the program imported numpy, numpy's names. Where a value cannot be
+    read back into an equal object (bs4 tag lists, say), an answer whose
+    value text is exactly the repr of a recorded value also counts (our
+    addition: otherwise no answer at all could be right there).
+  * Only the state after a line whose ``var`` never has a value (the line
+    never runs, or the name is not in that frame) is Nil; 24 of the 3,152
+    DREval points run their line and still have no value, and count as Nil.
   * Path: ``-1``, or every line number whose stripped text equals the
     stripped answer; correct when any of them is among the truth.
   * Output: an answer with fewer lines than the question is padded with the
@@ -208,7 +220,7 @@ class Program:
                         args = eval(self.input, namespace)
                         with tracer:
                             function(*args)
-            except Exception as error:  # the program's own failure: keep the trace
+            except (Exception, SystemExit) as error:  # the program's own failure: keep the trace
                 tracer.raised = _short("%s: %s" % (type(error).__name__, error))
             self._trace = tracer.finish()
         return self._trace
@@ -561,6 +573,11 @@ def canonical_state(program, values):
 
 
 def _full_repr(value):
+    if isinstance(value, type):
+        # A class reads back by its name (``str; type``), not ``<class 'str'>``.
+        if value.__module__ in ("builtins", "__reval__"):
+            return value.__qualname__
+        return "%s.%s" % (value.__module__, value.__qualname__)
     try:
         numpy = sys.modules.get("numpy")
         if numpy is not None:
@@ -692,12 +709,30 @@ def judge_state_answer(program, answer, values):
     kind, type_name, value = parse_state(program, answer, values)
     if kind == "nil":
         return not values, "Nil"
+    if type_name is None or not values:  # no "value; type" shape, or truth is Nil
+        return False, {"type": type_name, "value": _short(value, 200)}
     parsed = {"type": type_name, "value": _short(_full_repr(value) or "?", 200)}
-    if kind == "bad" or not values:
-        return False, parsed
     types = {type(v).__name__.lower() for v in values}
-    correct = type_name in types and any(same_value(value, v) for v in values)
-    return correct, parsed
+    if type_name not in types:
+        return False, parsed
+    if kind == "value" and any(same_value(value, v) for v in values):
+        return True, parsed
+    # A value that cannot be read back (an HTML tag list, say) is still right
+    # when its text is exactly the repr of a recorded value.
+    text = _value_text(answer)
+    return any(text in (_safe_repr(v), _full_repr(v)) for v in values), parsed
+
+
+def _value_text(answer):
+    text = answer.translate(_QUOTES).strip()
+    return text.rsplit(";", 1)[0].strip() if ";" in text else text
+
+
+def _safe_repr(value):
+    try:
+        return repr(value)
+    except Exception:
+        return None
 
 
 def _read_value(program, text, values):
@@ -715,23 +750,41 @@ def _read_value(program, text, values):
 
 
 def _value_namespaces(program, values):
-    """Modules by their names first (``datetime.datetime(...)``), then the program's."""
+    """Modules by their names first (``datetime.datetime(...)``), then the program's.
+
+    numpy's names (``array``, ``matrix``, ``int64``...) come last, after the
+    builtins, and only when the program itself has imported numpy."""
     modules = {}
-    for value in values:
-        for cls in type(value).__mro__:
-            root = (cls.__module__ or "").split(".")[0]
-            if root and root in sys.modules and root != "builtins":
-                modules[root] = sys.modules[root]
+    for cls in _types_within(values):
+        root = (getattr(cls, "__module__", None) or "").split(".")[0]
+        if root and root in sys.modules and root != "builtins":
+            modules[root] = sys.modules[root]
     extras = {"nan": float("nan"), "inf": float("inf")}
     numpy = sys.modules.get("numpy")
+    numpy_names = vars(numpy) if numpy is not None else {}
     if numpy is not None:
-        extras.update({"array": numpy.array, "np": numpy, "numpy": numpy})
-        extras.update({name: getattr(numpy, name) for name in ("int64", "int32", "float64", "float32", "bool_")})
+        extras.update({"np": numpy, "numpy": numpy})
     program_names = program.eval_scope()
+    builtin_names = vars(builtins)
     return [
-        _Chain(modules, extras, program_names),
-        _Chain(program_names, modules, extras),
+        _Chain(modules, extras, program_names, builtin_names, numpy_names),
+        _Chain(program_names, modules, extras, builtin_names, numpy_names),
     ]
+
+
+def _types_within(values, limit=10000):
+    """The types of the values and of what their lists, dicts, sets hold."""
+    found, stack, seen = set(), list(values), 0
+    while stack and seen < limit:
+        value = stack.pop()
+        seen += 1
+        found.add(type(value))
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            stack.extend(value)
+    return found
 
 
 class _Chain(dict):

@@ -26,5 +26,9 @@ pub fn run() -> anyhow::Result<()> {
         Ok(version) => println!("sandbox: {version}"),
         Err(why) => eprintln!("codecal setup: warning: {why}"),
     }
+    match codecal::sandbox::ensure_reval_packages() {
+        Ok(()) => println!("REval's Python packages: numpy, gensim, bs4, lxml"),
+        Err(why) => eprintln!("codecal setup: warning: {why}"),
+    }
     Ok(())
 }

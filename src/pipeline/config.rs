@@ -591,6 +591,10 @@ impl RunConfig {
             TaskKind::LineCompletion => Some(Dataset::LineCompletion),
             TaskKind::CruxevalOutput => Some(Dataset::CruxevalOutput),
             TaskKind::CruxevalInput => Some(Dataset::CruxevalInput),
+            TaskKind::RevalCoverage => Some(Dataset::RevalCoverage),
+            TaskKind::RevalState => Some(Dataset::RevalState),
+            TaskKind::RevalPath => Some(Dataset::RevalPath),
+            TaskKind::RevalOutput => Some(Dataset::RevalOutput),
         };
         implied.ok_or_else(|| key_error("task", "summarize reads a corpus, not a dataset"))
     }

@@ -1,4 +1,7 @@
-//! Installs bubblewrap, the sandbox's first choice, from Debian's packages.
+//! Installs what the sandbox runs on from Debian's packages: bubblewrap,
+//! its first choice of isolation, and the Python packages REval's ClassEval
+//! programs import (numpy, gensim, bs4, lxml) for the system `python3` the
+//! sandbox runs.
 //!
 //! `codecal setup` calls this; nothing else installs system packages. As
 //! root on a Debian-like system it runs `apt-get`; elsewhere it says what
@@ -12,24 +15,72 @@ pub fn ensure_bubblewrap() -> Result<String, String> {
     if let Some(version) = bubblewrap_version() {
         return Ok(version);
     }
+    apt_install("bubblewrap", &["bubblewrap"])?;
+    bubblewrap_version().ok_or_else(|| "bubblewrap was installed but `bwrap` does not run".into())
+}
+
+/// The Debian packages of the Python modules REval's ClassEval programs import.
+const REVAL_PACKAGES: [&str; 4] = [
+    "python3-numpy",
+    "python3-gensim",
+    "python3-bs4",
+    "python3-lxml",
+];
+
+/// numpy, gensim, bs4 and lxml for the system `python3` (the one the
+/// sandbox runs), installing them first where they are missing and this
+/// process may. Without them the REval programs that import them cannot
+/// run, and their questions are judged as runtime errors.
+pub fn ensure_reval_packages() -> Result<(), String> {
+    if reval_packages_importable() {
+        return Ok(());
+    }
+    apt_install("the REval programs' Python packages", &REVAL_PACKAGES)?;
+    if reval_packages_importable() {
+        Ok(())
+    } else {
+        Err(
+            "numpy, gensim, bs4 and lxml were installed but do not import in /usr/bin/python3"
+                .into(),
+        )
+    }
+}
+
+/// Whether the sandbox's `python3` imports numpy, gensim, bs4 and lxml.
+pub fn reval_packages_importable() -> bool {
+    succeeds(Command::new("/usr/bin/python3").args(["-I", "-c", "import numpy, gensim, bs4, lxml"]))
+}
+
+/// `apt-get install` of `packages` as root, updating the package lists
+/// once if the first try fails (a fresh machine may have none); elsewhere
+/// an error saying what to run.
+fn apt_install(what: &str, packages: &[&str]) -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
+    let listed = packages.join(" ");
     if !root || !succeeds(Command::new("apt-get").arg("--version")) {
-        return Err(
-            "bubblewrap is not installed; install it with your package manager \
-             (Debian/Ubuntu: sudo apt-get install bubblewrap)"
-                .into(),
-        );
+        return Err(format!(
+            "{what} not installed; install with your package manager \
+             (Debian/Ubuntu: sudo apt-get install {listed})"
+        ));
     }
-    eprintln!("codecal: installing bubblewrap with apt-get (first use)");
-    let install = || succeeds(Command::new("apt-get").args(["install", "-y", "-qq", "bubblewrap"]));
-    // A fresh machine may have no package lists yet.
+    eprintln!("codecal: installing {what} with apt-get (first use)");
+    let install = || {
+        succeeds(
+            Command::new("apt-get")
+                .args(["install", "-y", "-qq"])
+                .args(packages)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )
+    };
     let update = || succeeds(Command::new("apt-get").args(["update", "-qq"]));
-    let installed = install() || (update() && install());
-    if !installed {
-        return Err("apt-get could not install bubblewrap; its output is above".into());
+    if install() || (update() && install()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "apt-get could not install {listed}; its output is above"
+        ))
     }
-    bubblewrap_version().ok_or_else(|| "bubblewrap was installed but `bwrap` does not run".into())
 }
 
 fn bubblewrap_version() -> Option<String> {

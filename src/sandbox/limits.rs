@@ -26,6 +26,10 @@ pub struct Limits {
     /// Output kept from each of standard output and standard error; the
     /// rest is read and dropped.
     pub output_bytes: usize,
+    /// Characters kept of the message (the last line of standard error):
+    /// enough for an exception by default; REval's ground truth is a longer
+    /// JSON line.
+    pub message_chars: usize,
     /// Run as `nobody` when codecal runs as root.
     pub drop_root: bool,
 }
@@ -39,6 +43,7 @@ impl Default for Limits {
             processes: 512,
             file_bytes: 16 << 20,
             output_bytes: 64 << 10,
+            message_chars: 300,
             drop_root: true,
         }
     }

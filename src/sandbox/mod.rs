@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use install::ensure_bubblewrap;
+pub use install::{ensure_bubblewrap, ensure_reval_packages, reval_packages_importable};
 pub use limits::Limits;
 
 /// The harness that runs a program read from standard input. Its exit
@@ -223,8 +223,11 @@ impl Sandbox {
         let status = wait_or_kill(&mut child, self.limits.wall)?;
         let wall = started.elapsed();
         let stderr = stderr.join().unwrap_or_default();
-        let completed = last_line(&stderr) == nonce;
-        let mut message = last_line(stderr.trim_end().trim_end_matches(nonce.as_str()));
+        let completed = last_line(&stderr, usize::MAX) == nonce;
+        let mut message = last_line(
+            stderr.trim_end().trim_end_matches(nonce.as_str()),
+            self.limits.message_chars,
+        );
         drop(stdout.join());
         let mut ending = match status {
             None => Ending::TimedOut,
@@ -393,12 +396,12 @@ fn ending_of(status: std::process::ExitStatus) -> Ending {
     }
 }
 
-fn last_line(text: &str) -> String {
+fn last_line(text: &str, chars: usize) -> String {
     text.lines()
         .rev()
         .find(|line| !line.trim().is_empty())
         .unwrap_or("")
         .chars()
-        .take(300)
+        .take(chars)
         .collect()
 }

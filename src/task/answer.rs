@@ -27,6 +27,10 @@ pub fn span(kind: TaskKind, raw: &str) -> Range<usize> {
         TaskKind::LineCompletion => first_nonblank_line(unfence(raw)),
         TaskKind::CruxevalOutput => cruxeval_answer(raw, Side::Right),
         TaskKind::CruxevalInput => cruxeval_answer(raw, Side::Left),
+        TaskKind::RevalCoverage
+        | TaskKind::RevalState
+        | TaskKind::RevalPath
+        | TaskKind::RevalOutput => between_answer_tags(raw),
     };
     within(raw, answer)
 }
@@ -43,6 +47,19 @@ pub fn measured_span(kind: TaskKind, raw: &str) -> Range<usize> {
         }
         _ => answer,
     }
+}
+
+/// REval's answer: the text between `[ANSWER]` and `[/ANSWER]`, either
+/// tag missing (the prompt ends with the opening one, so a reply usually
+/// starts inside it), blank lines around it trimmed. The judge parses the
+/// same text by REval's rules.
+fn between_answer_tags(raw: &str) -> &str {
+    let start = raw.find("[ANSWER]").map_or(0, |at| at + "[ANSWER]".len());
+    let rest = &raw[start..];
+    let inside = rest.find("[/ANSWER]").map_or(rest, |end| &rest[..end]);
+    inside
+        .trim_matches(|c: char| c == '\n' || c == '\r')
+        .trim_end()
 }
 
 /// The byte range of `part`, a slice of `whole`, within `whole`.

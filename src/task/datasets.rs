@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::reval::Question;
 use super::{Oracle, Problem, TaskKind};
 use crate::corpus::{CorpusError, read_text};
 
@@ -29,6 +30,12 @@ pub enum Dataset {
     CruxevalInput,
     /// Line completion on the Python functions mined from a directory.
     LineCompletion,
+    /// REval's four questions, each from the REval directory (its
+    /// `DREval_data.jsonl`, `DREval_tasks.jsonl` and `prompts/`).
+    RevalCoverage,
+    RevalState,
+    RevalPath,
+    RevalOutput,
 }
 
 impl Dataset {
@@ -46,6 +53,10 @@ impl Dataset {
             Dataset::MbppSanitized => read_mbpp_sanitized(path),
             Dataset::CruxevalOutput => read_cruxeval(path, CruxevalMode::Output),
             Dataset::CruxevalInput => read_cruxeval(path, CruxevalMode::Input),
+            Dataset::RevalCoverage => super::reval::read(path, Question::Coverage),
+            Dataset::RevalState => super::reval::read(path, Question::State),
+            Dataset::RevalPath => super::reval::read(path, Question::Path),
+            Dataset::RevalOutput => super::reval::read(path, Question::Output),
         }
     }
 
@@ -61,6 +72,11 @@ impl Dataset {
             }
             Dataset::CruxevalOutput | Dataset::CruxevalInput => (100, stops(&["[/ANSWER]"])),
             Dataset::LineCompletion => (64, stops(&["\n"])),
+            Dataset::RevalCoverage | Dataset::RevalState | Dataset::RevalPath => {
+                (64, stops(&["[/ANSWER]"]))
+            }
+            // ClassEval's test code repeats several assertions.
+            Dataset::RevalOutput => (256, stops(&["[/ANSWER]"])),
         }
     }
 
@@ -71,6 +87,10 @@ impl Dataset {
             Dataset::CruxevalOutput => TaskKind::CruxevalOutput,
             Dataset::CruxevalInput => TaskKind::CruxevalInput,
             Dataset::LineCompletion => TaskKind::LineCompletion,
+            Dataset::RevalCoverage => TaskKind::RevalCoverage,
+            Dataset::RevalState => TaskKind::RevalState,
+            Dataset::RevalPath => TaskKind::RevalPath,
+            Dataset::RevalOutput => TaskKind::RevalOutput,
         }
     }
 }
@@ -98,6 +118,7 @@ pub fn read_humaneval(path: &Path) -> Result<Vec<Problem>, CorpusError> {
                 test: line.test,
                 entry_point: line.entry_point,
             },
+            group: None,
         })
         .collect())
 }
@@ -195,6 +216,7 @@ fn mbpp_problem(
             tests,
             entry_point,
         },
+        group: None,
     })
 }
 
@@ -286,6 +308,7 @@ pub fn read_cruxeval(path: &Path, mode: CruxevalMode) -> Result<Vec<Problem>, Co
                     input: line.input,
                     output: line.output,
                 },
+                group: None,
             },
             CruxevalMode::Input => Problem {
                 prompt: format!(
@@ -298,13 +321,14 @@ pub fn read_cruxeval(path: &Path, mode: CruxevalMode) -> Result<Vec<Problem>, Co
                     code: line.code,
                     output: line.output,
                 },
+                group: None,
             },
         })
         .collect())
 }
 
 /// Reads one JSON value per non-blank line, naming the line of a bad one.
-fn read_json_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, CorpusError> {
+pub(crate) fn read_json_lines<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, CorpusError> {
     let text = read_text(path)?;
     text.lines()
         .enumerate()

@@ -45,6 +45,7 @@ fn problem(function: &FunctionSource, rng: &mut ChaCha8Rng) -> Option<Problem> {
         oracle: Oracle::ExactLine {
             target: lines[at].to_string(),
         },
+        group: None,
     })
 }
 

@@ -12,6 +12,7 @@
 pub mod answer;
 pub mod datasets;
 pub mod line_completion;
+pub mod reval;
 
 use serde::Serialize;
 
@@ -26,6 +27,14 @@ pub enum TaskKind {
     LineCompletion,
     CruxevalOutput,
     CruxevalInput,
+    /// REval: is line L executed?
+    RevalCoverage,
+    /// REval: a variable's value and type after line L.
+    RevalState,
+    /// REval: the line that runs next after line L.
+    RevalPath,
+    /// REval: the output of the call or test code.
+    RevalOutput,
 }
 
 /// One problem: what the model is asked, a known-good answer, and how an
@@ -38,6 +47,10 @@ pub struct Problem {
     /// true output or input, the target line), in the form an answer takes.
     pub reference_answer: String,
     pub oracle: Oracle,
+    /// What cross-validation keeps together (REval: the program behind
+    /// several questions); `None` is the problem itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// How an answer to a problem is judged.
@@ -72,6 +85,9 @@ pub enum Oracle {
     /// Line completion: correct iff the answer's line equals the target
     /// once surrounding whitespace is trimmed.
     ExactLine { target: String },
+    /// REval: the judge traces the program in the sandbox and compares the
+    /// reply with what ran (`reval::judging_program`); `job` is its JSON.
+    Reval { question: String, job: String },
 }
 
 /// Why an answer was judged as it was.
@@ -166,6 +182,7 @@ impl Oracle {
                 };
                 Judging::Decided(verdict)
             }
+            Oracle::Reval { job, .. } => Judging::Run(reval::judging_program(job, answer)),
         }
     }
 
@@ -174,7 +191,9 @@ impl Oracle {
             Ending::Finished => Reason::Passed,
             Ending::SyntaxError => Reason::SyntaxError,
             Ending::AssertionFailed => match self {
-                Oracle::CruxevalOutput { .. } | Oracle::CruxevalInput { .. } => Reason::WrongOutput,
+                Oracle::CruxevalOutput { .. }
+                | Oracle::CruxevalInput { .. }
+                | Oracle::Reval { .. } => Reason::WrongOutput,
                 _ => Reason::FailedTest,
             },
             Ending::Exception | Ending::Killed => Reason::RuntimeError,
@@ -295,6 +314,8 @@ pub fn judging_rules_fingerprint() -> String {
     let sources = concat!(
         include_str!("answer.rs"),
         include_str!("mod.rs"),
+        include_str!("reval.rs"),
+        include_str!("../../reval/judge.py"),
         include_str!("../sandbox/mod.rs"),
     );
     crate::digest::sha256_hex(sources.as_bytes())
@@ -320,6 +341,7 @@ mod tests {
             oracle: Oracle::ExactLine {
                 target: target.into(),
             },
+            group: None,
         }
     }
 
@@ -347,6 +369,7 @@ mod tests {
                 tests: vec!["assert f(1) == 2".into()],
                 entry_point: "f".into(),
             },
+            group: None,
         };
         let verdicts = judge_all(&[(&problem, "f = lambda x: x + 1")], None, 1).unwrap();
         assert_eq!(verdicts[0].reason, Reason::NoFunctionFound);

@@ -7,7 +7,7 @@ file descriptors 3 (commands in) and 4 (events and replies out), so no
 WebSocket client is needed.
 
 Input (stdin, JSON): {"chromium": path, "url": file URL, "screenshot": path,
-"width": px, "height": px, "steps": [{"eval": js} | {"click": css selector}]}.
+"width": px, "height": px, "dark": bool, "media": "print" or "", "steps": [{"eval": js} | {"click": css selector}]}.
 An "eval" step's expression may return a promise; its value is the step's
 result. A "click" step scrolls the first element matching the selector into
 view and presses and releases the left mouse button at its centre, as a user
@@ -187,6 +187,17 @@ def main():
                 },
                 session,
             )
+            if job.get("media") or job.get("dark"):
+                browser.send(
+                    "Emulation.setEmulatedMedia",
+                    {
+                        "media": job.get("media", ""),
+                        "features": [
+                            {"name": "prefers-color-scheme", "value": "dark" if job.get("dark") else "light"}
+                        ],
+                    },
+                    session,
+                )
             start = time.monotonic()
             browser.send("Page.navigate", {"url": job["url"]}, session)
             browser.wait_for("Page.loadEventFired", timeout=60.0)

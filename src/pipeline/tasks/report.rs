@@ -84,6 +84,12 @@ pub(crate) fn calibrate_and_report(
         .map(|p| p.reference_answer.chars().count())
         .collect();
     let baseline = LengthBaseline::fit(&lengths);
+    // Cross-validation keeps a problem's group together: REval's questions
+    // about one program share a fold.
+    let groups: BTreeMap<&str, &str> = problems
+        .iter()
+        .map(|p| (p.id.as_str(), p.group.as_deref().unwrap_or(&p.id)))
+        .collect();
     let mut measures: Vec<String> = config
         .calibration
         .confidence
@@ -123,8 +129,14 @@ pub(crate) fn calibrate_and_report(
             .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
             .collect();
         for measure in &measures {
-            let column =
-                measure_column(&generations, &verdicts, &answer_measures, measure, baseline);
+            let column = measure_column(
+                &generations,
+                &verdicts,
+                &answer_measures,
+                measure,
+                baseline,
+                &groups,
+            );
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
@@ -242,6 +254,7 @@ fn measure_column(
     answer_measures: &[Option<AnswerMeasures>],
     measure: &str,
     baseline: Option<LengthBaseline>,
+    groups: &BTreeMap<&str, &str>,
 ) -> Column {
     let mut data = CalibrationData {
         confidence: Vec::new(),
@@ -260,8 +273,12 @@ fn measure_column(
         missing += usize::from(confidence.is_none());
         data.confidence.push(confidence.unwrap_or(0.0));
         data.correct.push(correct_for(generation, verdict, measure));
-        if let Some(groups) = data.groups.as_mut() {
-            groups.push(text_field(generation, "id"));
+        let id = text_field(generation, "id");
+        let group = groups
+            .get(id.as_str())
+            .map_or(id.clone(), |g| g.to_string());
+        if let Some(column) = data.groups.as_mut() {
+            column.push(group);
         }
     }
     Column { data, missing }
