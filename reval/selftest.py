@@ -242,7 +242,9 @@ def main():
     for failure in failures[:60]:
         print("  " + failure)
     print("slowest job: %.1f s (%s); total %.0f s" % (slowest[0], slowest[1], elapsed))
+    # A failure or a program that cannot run fails the check (CI runs it).
+    return 1 if failures or unavailable else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
