@@ -108,7 +108,8 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
             };
             // `code` is what fresh-context reflective templates show the judge.
             let prompt = serde_json::json!({
-                "id": problem.id, "prompt": prompt, "code": problem.prompt, "repo": problem.id,
+                "id": problem.id, "prompt": prompt, "code": problem.prompt,
+                "repo": problem.group.as_deref().unwrap_or(&problem.id),
                 "language": "python", "reference": problem.reference_answer,
             });
             prompt_lines += &(prompt.to_string() + "\n");
