@@ -12,7 +12,7 @@ answer, other exception = runtime error) and keeps the LAST stderr line, so
 
 What it is not: REval's own code (that repository has no licence and was not
 read). Everything here follows the description in
-``/work/shared/data/reval/SOURCE.md``, section "How REval computes ground
+``../shared/data/reval/SOURCE.md`` (beside the repository), section "How REval computes ground
 truth and scores answers", plus the choices below where that text is silent.
 It is no sandbox either: model answers are ``eval``'d and ``exec``'d here, so
 it must only ever run inside codecal's sandbox.
@@ -97,7 +97,12 @@ Scoring (judge mode), as SOURCE.md states it
     ``assertTrue(True)``, ``assertFalse(False)``, ``True == True``-style
     self-comparisons, found on the AST), if it has fewer ``assert`` than the
     question, or if running it (after the program, and for ClassEval after
-    the test source and setUp, untraced) raises anything.
+    the test source and setUp, untraced) raises anything. Our addition: it
+    also fails if it defines or imports anything, reaches a dunder name, or
+    calls ``type``, ``exec``, ``eval``, ``setattr`` and the like
+    (``escapes_the_assertion``): with those, an answer can make ``==`` always
+    true. Likewise a state answer whose value is neither of a recorded
+    value's type nor made of literal types never equals a recorded value.
 """
 
 import ast
@@ -835,10 +840,38 @@ def same_value(answer, recorded):
     if isinstance(answer, dict) and isinstance(recorded, dict):
         return answer.keys() == recorded.keys() and all(
             same_value(answer[k], recorded[k]) for k in answer)
+    # An answer's own class whose __eq__ always says yes is not a value the
+    # program recorded: compare only plain values, or values of the recorded
+    # value's own type (whose __eq__ is the program's).
+    if type(answer) is not type(recorded) and not _is_plain(answer):
+        return False
     try:
         return bool(answer == recorded)
     except Exception:
         return False
+
+
+PLAIN_TYPES = (bool, int, float, complex, str, bytes, type(None), list, tuple, dict, set, frozenset)
+
+
+def _is_plain(value, limit=1000000):
+    """True when the value is made only of Python's literal types.
+
+    The same walk as `_codecal_plain` in src/task/value_checks.py, written
+    again because this file also runs on its own (selftest.py, test_judge.py)
+    and each sandboxed program is one self-contained text."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if type(item) not in PLAIN_TYPES or seen > limit:
+            return False
+        if type(item) is dict:
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif type(item) in (list, tuple, set, frozenset):
+            stack.extend(item)
+    return True
 
 
 def _is_real(value):
@@ -857,6 +890,9 @@ def judge_output(program, q, answer):
         return _result(False, _short(text), "output: trivial assertion")
     if text.count("assert") < question.count("assert"):
         return _result(False, _short(text), "output: fewer assertions than the question")
+    escape = escapes_the_assertion(text)
+    if escape:
+        return _result(False, _short(text), "output: the answer " + escape)
     error = program.run_answer(text)
     if error is not None:
         return _result(False, _short(text), "output: " + _short(error, 200))
@@ -897,6 +933,35 @@ def is_trivial(text):
             if name in ("assertEqual", "assertIs") and len(args) >= 2 and _same_bool(args[0], args[1]):
                 return True
     return False
+
+
+ESCAPE_CALLS = {"type", "exec", "eval", "compile", "setattr", "getattr", "delattr",
+                "globals", "locals", "vars", "__import__", "breakpoint", "open"}
+
+
+def escapes_the_assertion(text):
+    """Why an output answer does more than fill in values, or None.
+
+    REval runs the filled-in assertion; codecal also refuses an answer that
+    defines or imports anything, reaches a dunder name, or calls a builtin
+    that builds classes, runs code or rewrites attributes: a value the
+    assertion compares never needs them, and with them an answer can make
+    any assertion pass (a class whose ``__eq__`` always says yes)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None  # it fails when run
+    definitions = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import,
+                   ast.ImportFrom, ast.Global, ast.Nonlocal)
+    for node in ast.walk(tree):
+        if isinstance(node, definitions):
+            return "defines or imports something (%s)" % type(node).__name__
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        if name.startswith("__") and name.endswith("__"):
+            return "reaches the dunder name %s" % name
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ESCAPE_CALLS:
+            return "calls %s()" % node.func.id
+    return None
 
 
 def _bool_constant(node):

@@ -30,7 +30,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = "/work/shared/data/reval"
+# The shared data sits beside the repository (``../shared``), as in CI;
+# CODECAL_REVAL_DATA names another REval directory.
+DATA = os.environ.get("CODECAL_REVAL_DATA") or os.path.join(
+    HERE, os.pardir, os.pardir, "shared", "data", "reval")
 WRONG_VALUE = "'__reval_wrong__'"
 KINDS = ("coverage", "state", "path", "output")
 

@@ -230,6 +230,17 @@ class StateTest(unittest.TestCase):
         ])
         self.assertEqual(got, [True, True, True])
 
+    def test_an_always_equal_value_fails(self):
+        # total is 6 after line 4's last run; an object whose __eq__ always
+        # says yes is not 6, even when its declared type is int.
+        always = "type('A', (), {'__eq__': lambda s, o: True})()"
+        got = verdicts(LOOP, "([1, 2, 3],)", [
+            q("state", 4, "total", answer(always + "; int")),
+            q("state", 4, "total", answer(always + "; A")),
+            q("state", 4, "total", answer("6; int")),
+        ])
+        self.assertEqual(got, [False, False, True])
+
     def test_classeval_attributes_and_expressions(self):
         # self.log after line 9: [0], [0, 1]; self.count after line 8: 6, 7;
         # self.log[0] after 9: 0; (i, self.count) after 8 over every
@@ -335,6 +346,21 @@ class OutputTest(unittest.TestCase):
             q("output", question="assert p(1) == ??", reply=answer("assert p(1) == False")),
         ], entry="p")
         self.assertEqual(got, [True, False])
+
+    def test_answers_that_rewrite_equality_fail(self):
+        # f([1, 2, 3]) returns 6. Each answer below makes the assertion pass
+        # when run as text, without predicting 6; codecal refuses them.
+        question = "assert f([1, 2, 3]) == ??"
+        always = "type('A', (), {'__eq__': lambda s, o: True})()"
+        got = verdicts(LOOP, "([1, 2, 3],)", [
+            q("output", question=question, reply=answer("assert f([1, 2, 3]) == " + always)),
+            q("output", question=question, reply=answer(
+                "class A:\n    def __eq__(s, o):\n        return True\nassert f([1, 2, 3]) == A()")),
+            q("output", question=question, reply=answer(
+                "assert f([1, 2, 3]) == __import__('unittest.mock').mock.ANY")),
+            q("output", question=question, reply=answer("assert f([1, 2, 3]) == 6")),
+        ])
+        self.assertEqual(got, [False, False, False, True])
 
     def test_classeval_with_setup(self):
         # setUp makes self.c = Counter(5); add(2) gives 7. assertTrue(True)

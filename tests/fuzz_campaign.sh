@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The longer fuzz campaign over every reader target of tests/fuzz_readers.rs:
 # the same proptest targets `cargo test` runs (150 cases each, seed 7), here
-# with many seeds and more cases per seed, for a set time.
+# with many seeds and more cases per seed, for a set time; and with each seed
+# the REval reply parsers (reval/fuzz_parsers.py, CASES x 4 mutated replies).
 #
 #   bash tests/fuzz_campaign.sh [MINUTES] [CASES_PER_TARGET]   (default 30, 5000)
 #
@@ -36,10 +37,16 @@ while (($(date +%s) < deadline)); do
         cp "$out/last.txt" "$out/crash-$seed.txt"
         echo "crash with seed $seed: $out/crash-$seed.txt"
     fi
+    if ! python3 reval/fuzz_parsers.py --seed $seed --cases $((cases * 4)) --pairs 200 \
+        >"$out/last-reval.txt" 2>&1; then
+        crashes=$((crashes + 1))
+        cp "$out/last-reval.txt" "$out/crash-reval-$seed.txt"
+        echo "REval parser crash with seed $seed: $out/crash-reval-$seed.txt"
+    fi
     seeds=$((seeds + 1))
     seed=$((seed + 1))
 done
 elapsed=$(($(date +%s) - start))
-summary="fuzz campaign: $((elapsed / 60)) min $((elapsed % 60)) s, $targets targets, $seeds seeds x $cases cases = $((targets * seeds * cases)) inputs, $crashes crashes ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
+summary="fuzz campaign: $((elapsed / 60)) min $((elapsed % 60)) s, $targets targets, $seeds seeds x $cases cases = $((targets * seeds * cases)) inputs, and $((seeds * cases * 4)) mutated REval replies, $crashes crashes ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
 echo "$summary" | tee "$out/summary.txt"
 ((crashes == 0))

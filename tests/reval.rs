@@ -83,6 +83,29 @@ fn the_judges_hand_worked_cases_pass() {
     );
 }
 
+/// The reply parsers' bounded fuzz target (`reval/fuzz_parsers.py`): replies
+/// mutated from the real answers of 40 DREval pairs, none may crash the
+/// judge. `tests/fuzz_campaign.sh` runs it with many seeds.
+#[test]
+fn mutated_replies_never_crash_the_parsers() {
+    if common::shared_data("reval").is_none() {
+        return;
+    }
+    let out = Command::new("python3")
+        .args(["reval/fuzz_parsers.py", "--cases", "20000", "--pairs", "40"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("20000 mutated replies") && stdout.contains(" 0 crashes"));
+}
+
 /// The truth and canonical answer of a question, traced in the sandbox.
 fn truth(sandbox: &Sandbox, problem: &Problem) -> serde_json::Value {
     let Oracle::Reval { job, .. } = &problem.oracle else {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use codecal::sandbox::{IsolationChoice, Limits, Sandbox};
-use codecal::task::datasets::{self, CruxevalMode};
+use codecal::task::datasets::{self, CruxevalMode, Dataset};
 use codecal::task::{Oracle, Problem, Reason, Verdict, judge_all};
 
 const JOBS: usize = 4;
@@ -248,23 +248,29 @@ fn cruxeval_scored_codellama_generations_get_the_authors_labels() {
     );
 }
 
-/// Answers that end the interpreter early with a success status, or patch
-/// the way out, are never judged passed, on any dataset that runs code.
+/// An object whose `__eq__` always says yes: a value that passes any `==`.
+const ALWAYS_EQUAL: &str = "type('A', (), {'__eq__': lambda s, o: True})()";
+
+/// Answers that end the interpreter early with a success status, patch the
+/// way out, or make `==` always true are never judged passed, on any dataset
+/// that runs code.
 #[test]
-fn early_exit_tricks_fail_on_every_dataset() {
+fn tricks_fail_on_every_dataset() {
     let Some(sandbox) = sandbox() else {
         return;
     };
     let mut cases: Vec<(&str, Vec<Problem>, Vec<String>)> = Vec::new();
     if let Some(path) = common::shared_data("humaneval/HumanEval.jsonl.gz") {
         let body = [
-            "    __import__('os')._exit(0)\n",
-            "    import atexit, os\n    atexit.register(lambda: os._exit(0))\n    return None\n",
+            "    __import__('os')._exit(0)\n".to_owned(),
+            "    import atexit, os\n    atexit.register(lambda: os._exit(0))\n    return None\n"
+                .to_owned(),
+            format!("    return {ALWAYS_EQUAL}\n"),
         ];
         cases.push((
             "HumanEval",
             datasets::read_humaneval(&path).unwrap(),
-            body.map(String::from).to_vec(),
+            body.to_vec(),
         ));
     }
     if let Some(path) = common::shared_data("mbpp/mbpp.jsonl") {
@@ -285,12 +291,39 @@ fn early_exit_tricks_fail_on_every_dataset() {
             vec![
                 "__import__('os')._exit(0)".into(),
                 "(__import__('sys').__setattr__('exit', print), 'never the output')[1]".into(),
+                ALWAYS_EQUAL.into(),
+                // As text, `assert OUTPUT == 0 or 1` holds whatever OUTPUT is.
+                "0 or 1".into(),
+                "None\nassert True".into(),
             ],
         ));
         cases.push((
             "CRUXEval-I",
             datasets::read_cruxeval(&path, CruxevalMode::Input).unwrap(),
-            vec!["f(__import__('os')._exit(0))".into()],
+            vec![
+                "f(__import__('os')._exit(0))".into(),
+                "f(0) or True".into(),
+                format!("f({ALWAYS_EQUAL})"),
+            ],
+        ));
+    }
+    if let Some(dir) = common::shared_data("reval") {
+        let tagged = |answer: &str| format!("[ANSWER]{answer}[/ANSWER]");
+        cases.push((
+            "REval state",
+            Dataset::RevalState.read(&dir, 0).unwrap(),
+            vec![
+                tagged("__import__('os')._exit(0); int"),
+                tagged(&format!("{ALWAYS_EQUAL}; int")),
+            ],
+        ));
+        cases.push((
+            "REval output",
+            Dataset::RevalOutput.read(&dir, 0).unwrap(),
+            vec![
+                tagged("import os\nos._exit(0)"),
+                tagged(&format!("assert {ALWAYS_EQUAL} == {ALWAYS_EQUAL}")),
+            ],
         ));
     }
     for (name, problems, tricks) in cases {

@@ -136,7 +136,9 @@ impl Oracle {
                 prompt,
                 test,
                 entry_point,
-            } => Judging::Run(format!("{prompt}{answer}\n{test}\ncheck({entry_point})\n")),
+            } => Judging::Run(format!(
+                "{prompt}{answer}\n{test}\n{VALUE_CHECKS}\ncheck(_codecal_returns_plain({entry_point}))\n"
+            )),
             Oracle::Mbpp {
                 setup,
                 tests,
@@ -163,7 +165,7 @@ impl Oracle {
                         "the answer calls f on the input instead of predicting its output",
                     ));
                 }
-                Judging::Run(format!("{code}\nassert {output} == {answer}\n"))
+                Judging::Run(cruxeval_program(code, output, answer, None))
             }
             Oracle::CruxevalInput { code, output } => {
                 let call = if answer.contains("f(") {
@@ -171,7 +173,7 @@ impl Oracle {
                 } else {
                     format!("f({answer})")
                 };
-                Judging::Run(format!("{code}\nassert {output} == {call}\n"))
+                Judging::Run(cruxeval_program(code, output, &call, Some("f")))
             }
             Oracle::ExactLine { target } => {
                 let line = answer.lines().next().unwrap_or("");
@@ -207,6 +209,22 @@ impl Oracle {
         !matches!(self, Oracle::ExactLine { .. })
     }
 }
+
+/// The program that judges a CRUXEval answer: the function, a parse of the
+/// answer inside parentheses (so that an answer that is not an expression
+/// is a syntax error when the program compiles, as with the authors'
+/// scorer), then `value_checks.py`'s reading of the authors' assertion
+/// `assert OUTPUT == VALUE`, which refuses what only passes as text.
+fn cruxeval_program(code: &str, output: &str, value: &str, call_name: Option<&str>) -> String {
+    // A JSON string literal is a Python string literal too.
+    let assertion = serde_json::Value::String(format!("assert {output} == {value}")).to_string();
+    let call_name = call_name.map_or("None".to_owned(), |name| format!("{name:?}"));
+    format!(
+        "{code}\n_codecal_parses = lambda: (\n{value}\n,)\n{VALUE_CHECKS}\n_codecal_check({assertion}, {call_name})\n"
+    )
+}
+
+const VALUE_CHECKS: &str = include_str!("value_checks.py");
 
 fn defines_function(code: &str) -> bool {
     code.lines().any(|line| {
@@ -314,6 +332,7 @@ pub fn judging_rules_fingerprint() -> String {
     let sources = concat!(
         include_str!("answer.rs"),
         include_str!("mod.rs"),
+        include_str!("value_checks.py"),
         include_str!("reval.rs"),
         include_str!("../../reval/judge.py"),
         include_str!("../sandbox/mod.rs"),
