@@ -848,6 +848,28 @@ fn a_run_name_must_be_one_path_component() {
     }
 }
 
+/// An extra request body goes to a server: on the local backend it is a
+/// config error naming the key, before any stage.
+#[test]
+fn an_extra_body_on_the_local_backend_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let thresholds = std::fs::canonicalize("thresholds/sbert-minilm.toml").unwrap();
+    let config = format!(
+        "name = \"x\"\nruns_dir = \".\"\n[scoring]\nthresholds = {thresholds:?}\n\
+         [[backends]]\nkind = \"local\"\nextra = {{ repeat_penalty = 1.0 }}\n"
+    );
+    write(dir.path(), "run.toml", &config);
+    let before = snapshot(dir.path());
+    let out = codecal(&["run", "--config", "run.toml"], dir.path());
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("backends[0].extra") && err.contains("openai"),
+        "{err}"
+    );
+    assert_eq!(snapshot(dir.path()), before);
+}
+
 /// `--index DIR` never empties a directory codecal did not build.
 #[test]
 fn an_index_directory_that_is_not_codecals_is_left_alone() {

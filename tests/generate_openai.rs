@@ -333,3 +333,76 @@ fn generate_command_writes_measures_and_reflective_answers() {
     assert_eq!(retries, 3 * 3);
     assert!(seen.iter().any(|s| s.path.ends_with("/chat/completions")));
 }
+
+/// `--extra-body` (issue: local generation, item 4): llama.cpp's server
+/// applies `repeat_penalty = 1.1` unless told otherwise, so greedy decoding
+/// there needs `{"repeat_penalty": 1.0}` in every request. The fields reach
+/// the server as given, change the cache key (a cached reply without them is
+/// not reused), and may not replace a field codecal sets itself.
+#[test]
+fn an_extra_body_reaches_every_request_and_the_cache_key() {
+    let server = Server::start(|seen, _| {
+        if seen.path.ends_with("/chat/completions") {
+            json(200, &chat(&[("Returns", 0.25), (" one", 0.75)]))
+        } else {
+            ok_completion()
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let generate = |extra: Option<&str>, backend: &str| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_codecal"));
+        command
+            .args(["generate", "--backend", backend, "--model", "m"])
+            .args(["--base-url", &server.base_url])
+            .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
+            .arg("--out")
+            .arg(dir.path().join("out.jsonl"))
+            .arg("--cache")
+            .arg(dir.path().join("cache.sqlite"));
+        if let Some(extra) = extra {
+            command.args(["--extra-body", extra]);
+        }
+        command.output().unwrap()
+    };
+    let prompts = std::fs::read_to_string("tests/fixtures/prompts_small.jsonl")
+        .unwrap()
+        .lines()
+        .count();
+
+    let succeeds = |extra: Option<&str>| {
+        let output = generate(extra, "openai");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{extra:?}: {stderr}");
+    };
+    succeeds(None);
+    let unpenalised = r#"{"repeat_penalty": 1.0, "cache_prompt": false}"#;
+    succeeds(Some(unpenalised));
+    // A second run with the same extra body is answered from the cache.
+    succeeds(Some(unpenalised));
+    {
+        let seen = server.seen.lock().unwrap();
+        assert_eq!(seen.len(), 2 * prompts, "one request per prompt and body");
+        for request in &seen[..prompts] {
+            assert!(request.body.get("repeat_penalty").is_none());
+        }
+        for request in &seen[prompts..] {
+            assert_eq!(request.body["repeat_penalty"], json!(1.0));
+            assert_eq!(request.body["cache_prompt"], json!(false));
+            assert_eq!(request.body["max_tokens"], json!(100));
+        }
+    }
+
+    for (extra, backend, named) in [
+        (r#"{"temperature": 1.0}"#, "openai", "\"temperature\""),
+        (r#"{"stream": true}"#, "openai", "\"stream\""),
+        ("[1, 2]", "openai", "--extra-body"),
+        ("{repeat_penalty: 1}", "openai", "--extra-body"),
+        (r#"{"repeat_penalty": 1.0}"#, "local", "--extra-body"),
+    ] {
+        let output = generate(Some(extra), backend);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{extra} was accepted");
+        assert!(stderr.contains(named), "{extra}: {stderr}");
+    }
+    assert_eq!(server.seen.lock().unwrap().len(), 2 * prompts);
+}

@@ -80,6 +80,7 @@ fn killed_run_resumes_without_repeating_or_losing_prompts() {
     let backend = BackendId {
         kind: "openai".into(),
         model: "m".into(),
+        ..BackendId::default()
     };
     let stored: Vec<String> = (0..PROMPTS)
         .map(prompt_text)

@@ -330,6 +330,11 @@ fn bad_configs_fail_before_any_stage_naming_the_key_or_file() {
             "concurrency = 2\ntimeout_s = -5",
             "backends[0].timeout_s",
         ),
+        (
+            "concurrency = 2",
+            "concurrency = 2\nextra = { seed = 3 }",
+            "backends[0].extra",
+        ),
     ] {
         let broken = config(dir.path(), &server, "");
         let text = std::fs::read_to_string(&broken)

@@ -60,6 +60,11 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = codecal::generate::openai::DEFAULT_MAX_WAIT_S as f64,
           value_parser = super::seconds)]
     max_wait: f64,
+    /// A JSON object of server-specific fields merged into every request and
+    /// recorded in the cache key, e.g. '{"repeat_penalty": 1.0}' for
+    /// llama.cpp's server (openai).
+    #[arg(long, value_parser = json_object)]
+    extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// Accept responses without log-probabilities (their intrinsic measures are empty).
     #[arg(long)]
     allow_missing_logprobs: bool,
@@ -160,7 +165,13 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
             anyhow::ensure!(args.model.is_some(), "--backend openai needs --model");
             "openai"
         }
-        BackendKind::Local => "local",
+        BackendKind::Local => {
+            anyhow::ensure!(
+                args.extra_body.is_none(),
+                "--extra-body is sent to a server: it needs --backend openai"
+            );
+            "local"
+        }
     };
     let config = BackendConfig {
         kind: kind.to_owned(),
@@ -174,6 +185,7 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
         max_wait_s: args.max_wait,
         lm_weights: lm_weights(args),
         require_logprobs: !args.allow_missing_logprobs,
+        extra: args.extra_body.clone().unwrap_or_default(),
     };
     codecal::pipeline::open_backend(&config, home).map_err(anyhow::Error::msg)
 }
@@ -188,4 +200,13 @@ fn lm_weights(args: &GenerateArgs) -> Option<String> {
 #[cfg(not(feature = "local"))]
 fn lm_weights(_: &GenerateArgs) -> Option<String> {
     None
+}
+
+/// `--extra-body`: a JSON object.
+fn json_object(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!("expected a JSON object, got {other}")),
+        Err(e) => Err(format!("not JSON: {e}")),
+    }
 }

@@ -32,12 +32,16 @@ pub struct CacheError {
 
 /// The cache key of one request.
 pub fn request_key(backend: &BackendId, prompt: &Prompt, params: &Params) -> String {
-    let request = serde_json::json!({
+    let mut request = serde_json::json!({
         "backend": backend.kind,
         "model": backend.model,
         "prompt": prompt,
         "params": params,
     });
+    // Added only when set, so that the keys of earlier caches stay valid.
+    if !backend.extra_body.is_empty() {
+        request["extra_body"] = serde_json::Value::Object(backend.extra_body.clone());
+    }
     crate::digest::sha256_hex(request.to_string().as_bytes())
 }
 
@@ -191,6 +195,7 @@ mod tests {
         let backend = BackendId {
             kind: "openai".into(),
             model: "m".into(),
+            ..BackendId::default()
         };
         let prompt = Prompt::Completion("p".into());
         let key = request_key(&backend, &prompt, &Params::default());
@@ -217,6 +222,7 @@ mod tests {
         let backend = BackendId {
             kind: "openai".into(),
             model: "m".into(),
+            ..BackendId::default()
         };
         let prompt = Prompt::Completion("p".into());
         let base = request_key(&backend, &prompt, &Params::default());
@@ -228,6 +234,13 @@ mod tests {
             temperature: 1.0,
             ..Params::default()
         };
+        let mut extra_body = serde_json::Map::new();
+        extra_body.insert("repeat_penalty".into(), serde_json::json!(1.0));
+        let unpenalised = BackendId {
+            extra_body,
+            ..backend.clone()
+        };
+        assert_ne!(base, request_key(&unpenalised, &prompt, &Params::default()));
         assert_ne!(base, request_key(&other_model, &prompt, &Params::default()));
         assert_ne!(base, request_key(&backend, &prompt, &hotter));
         assert_ne!(

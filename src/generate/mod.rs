@@ -110,11 +110,16 @@ pub struct Generation {
 }
 
 /// Which backend and model produced a generation; part of the cache key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct BackendId {
     /// `openai` or `local`.
     pub kind: String,
     pub model: String,
+    /// Server-specific fields merged into every request (`openai`), such as
+    /// llama.cpp's `repeat_penalty`: they change the replies, so they are
+    /// part of the key. Empty for most backends, and then left out.
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Why a prompt got no generation.

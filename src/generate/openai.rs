@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
@@ -42,6 +42,9 @@ pub struct OpenAiConfig {
     pub retry_max: Duration,
     /// A response without log-probabilities is an error.
     pub require_logprobs: bool,
+    /// Server-specific fields merged into every request, e.g. llama.cpp's
+    /// `{"repeat_penalty": 1.0}`; none may be one codecal sets itself.
+    pub extra_body: Map<String, Value>,
 }
 
 impl OpenAiConfig {
@@ -56,7 +59,33 @@ impl OpenAiConfig {
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(DEFAULT_MAX_WAIT_S),
             require_logprobs: true,
+            extra_body: Map::new(),
         }
+    }
+}
+
+/// Request fields codecal sets itself, or whose change would alter the
+/// reply's shape (`n`, `stream`, `echo`): an extra body may not hold them.
+const RESERVED_FIELDS: &[&str] = &[
+    "model",
+    "prompt",
+    "messages",
+    "max_tokens",
+    "temperature",
+    "seed",
+    "stop",
+    "logprobs",
+    "top_logprobs",
+    "n",
+    "stream",
+    "echo",
+];
+
+/// An extra request body codecal can merge: none of the fields it sets itself.
+pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), OpenAiConfigError> {
+    match extra.keys().find(|k| RESERVED_FIELDS.contains(&k.as_str())) {
+        Some(field) => Err(OpenAiConfigError::ReservedField(field.clone())),
+        None => Ok(()),
     }
 }
 
@@ -76,6 +105,11 @@ pub enum OpenAiConfigError {
     BadUrl(String),
     #[error("base URL {url:?}: port {port:?} is not a number from 1 to 65535")]
     BadPort { url: String, port: String },
+    #[error(
+        "the extra request body sets {0:?}, which codecal sets itself or which changes the reply's shape (reserved: {fields})",
+        fields = RESERVED_FIELDS.join(", ")
+    )]
+    ReservedField(String),
 }
 
 /// A base URL codecal can send requests to: http(s), with a port, if one
@@ -107,6 +141,7 @@ pub fn check_base_url(url: &str) -> Result<(), OpenAiConfigError> {
 impl OpenAiBackend {
     pub fn new(config: OpenAiConfig) -> Result<OpenAiBackend, OpenAiConfigError> {
         check_base_url(&config.base_url)?;
+        check_extra_body(&config.extra_body)?;
         let api_key = match &config.api_key_env {
             Some(name) => Some(
                 std::env::var(name)
@@ -216,6 +251,7 @@ impl Backend for OpenAiBackend {
         BackendId {
             kind: "openai".to_owned(),
             model: self.config.model.clone(),
+            extra_body: self.config.extra_body.clone(),
         }
     }
 
@@ -225,7 +261,10 @@ impl Backend for OpenAiBackend {
 
     fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError> {
         let url = self.url(prompt);
-        let body = request_body(&self.config.model, prompt, params);
+        let mut body = request_body(&self.config.model, prompt, params);
+        for (field, value) in &self.config.extra_body {
+            body[field] = value.clone();
+        }
         // The jitter is seeded so that a run's timing choices repeat too.
         let digest = Sha256::digest(body.to_string().as_bytes());
         // A sha256 digest is 32 bytes; its first 8 always convert.

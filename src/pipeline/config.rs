@@ -197,6 +197,10 @@ pub struct BackendConfig {
     /// A reply without log-probabilities is an error (`openai`).
     #[serde(default = "yes")]
     pub require_logprobs: bool,
+    /// Server-specific fields merged into every request (`openai`), e.g.
+    /// `extra = { repeat_penalty = 1.0 }` for llama.cpp's server.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -705,6 +709,12 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
             if let Some(weights) = &backend.lm_weights {
                 check_weights(&format!("{key}.lm_weights"), weights)?;
             }
+            if !backend.extra.is_empty() {
+                return Err(key_error(
+                    &format!("{key}.extra"),
+                    "is sent to a server, so it needs kind = \"openai\"",
+                ));
+            }
             Ok(())
         }
         "openai" => {
@@ -714,6 +724,8 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
             crate::generate::openai::check_base_url(url)
                 .map_err(|e| key_error(&format!("{key}.base_url"), e.to_string()))?;
             check_request_limits(key, backend)?;
+            crate::generate::openai::check_extra_body(&backend.extra)
+                .map_err(|e| key_error(&format!("{key}.extra"), e.to_string()))?;
             if backend.model.is_none() {
                 return Err(key_error(
                     &format!("{key}.model"),

@@ -136,6 +136,7 @@ pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn 
             c.retry_max =
                 std::time::Duration::from_secs_f64(config.max_wait_s.clamp(0.001, 3600.0));
             c.require_logprobs = config.require_logprobs;
+            c.extra_body = config.extra.clone();
             Ok(Box::new(OpenAiBackend::new(c).map_err(|e| e.to_string())?))
         }
         _ => open_local(config, home),

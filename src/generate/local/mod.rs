@@ -219,6 +219,7 @@ impl Backend for LocalBackend {
         BackendId {
             kind: "local".to_owned(),
             model: self.name.clone(),
+            ..BackendId::default()
         }
     }
 
