@@ -10,6 +10,13 @@
 //! sources (first run only) and `timing.cpp` measures it the same way. The
 //! bench also checks that llama.cpp's tokenizer gives the prompt the same
 //! ids as codecal's, which tests the tokenizer rebuilt from GGUF metadata.
+//!
+//! Then the README main job's own prompts (`runs/default/prompts.jsonl`,
+//! written by `cargo run --release -- run`; skipped with the reason where
+//! absent), generated with its decoding (greedy, at most 100 tokens, stop at
+//! a newline) by codecal one prompt at a time and with the default
+//! `--parallel`: prompts per hour, generated tokens per second, and the
+//! ratio. llama.cpp at the same parallelism is not in this bench yet.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,8 +24,10 @@ use std::time::Instant;
 
 use candle_core::Device;
 use codecal::corpus::mine::python_stdlib;
+use codecal::generate::batch::{parallel_map, read_prompts};
+use codecal::generate::local::default_parallel;
 use codecal::generate::local::{LocalBackend, Weights};
-use codecal::generate::{Generation, Params};
+use codecal::generate::{Backend, Generation, Params};
 use codecal::models::ModelHome;
 use codecal::prompt::Prompt;
 
@@ -92,6 +101,53 @@ fn main() {
                 ours.len()
             );
         }
+    }
+    aggregate(&gguf);
+}
+
+/// The main job's prompts through codecal at parallelism 1 and the default.
+fn aggregate(gguf: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("runs/default/prompts.jsonl");
+    if !path.exists() {
+        println!(
+            "aggregate: skipped, {} is missing (run `cargo run --release -- run` first)",
+            path.display()
+        );
+        return;
+    }
+    let rows = read_prompts(&path).expect("the main job's prompts");
+    let params = Params {
+        max_tokens: 100,
+        stop: vec!["\n".to_owned()],
+        ..Params::default()
+    };
+    println!(
+        "\n| engine | parallel | prompts | seconds | prompts/hour | generated tok/s | vs parallel 1 |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut first = None;
+    for parallel in [1, default_parallel()] {
+        let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32)
+            .expect("load")
+            .with_parallel(parallel);
+        let start = Instant::now();
+        let answers = parallel_map(parallel, &rows, |row| {
+            backend
+                .generate(&row.prompt, &params)
+                .map(|g| g.tokens.len())
+        })
+        .expect("generation");
+        let seconds = start.elapsed().as_secs_f64();
+        let tokens: usize = answers.iter().sum();
+        let rate = tokens as f64 / seconds;
+        let base = *first.get_or_insert(rate);
+        println!(
+            "| codecal F32 | {parallel} | {} | {seconds:.1} | {:.0} | {rate:.1} | {:.2}x |",
+            rows.len(),
+            rows.len() as f64 * 3600.0 / seconds,
+            rate / base
+        );
     }
 }
 

@@ -85,7 +85,7 @@ def judge_reply(program, q, reply):
     if q["task"] != "output":
         return judge.judge_question(program, dict(q, reply=reply))
     text = judge.pad_answer(q["question"] or "", judge.extract_answer(reply))
-    return judge.is_trivial(text), judge.escapes_the_assertion(text)
+    return judge.is_trivial(text), judge.escapes_the_assertion(text, q["question"] or "")
 
 
 def main():

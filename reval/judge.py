@@ -99,9 +99,9 @@ Scoring (judge mode), as SOURCE.md states it
     question, or if running it (after the program, and for ClassEval after
     the test source and setUp, untraced) raises anything. Our addition: it
     also fails if it defines or imports anything, reaches a dunder name, or
-    calls ``type``, ``exec``, ``eval``, ``setattr`` and the like
-    (``escapes_the_assertion``): with those, an answer can make ``==`` always
-    true. Likewise a state answer whose value is neither of a recorded
+    calls ``type``, ``exec``, ``eval``, ``setattr`` and the like, where the
+    question's text does not already (``escapes_the_assertion``): with those,
+    an answer can make ``==`` always true. Likewise a state answer whose value is neither of a recorded
     value's type nor made of literal types never equals a recorded value.
 """
 
@@ -890,7 +890,7 @@ def judge_output(program, q, answer):
         return _result(False, _short(text), "output: trivial assertion")
     if text.count("assert") < question.count("assert"):
         return _result(False, _short(text), "output: fewer assertions than the question")
-    escape = escapes_the_assertion(text)
+    escape = escapes_the_assertion(text, question)
     if escape:
         return _result(False, _short(text), "output: the answer " + escape)
     error = program.run_answer(text)
@@ -939,27 +939,38 @@ ESCAPE_CALLS = {"type", "exec", "eval", "compile", "setattr", "getattr", "delatt
                 "globals", "locals", "vars", "__import__", "breakpoint", "open"}
 
 
-def escapes_the_assertion(text):
+DEFINITION_KEYWORDS = {ast.ClassDef: "class", ast.FunctionDef: "def", ast.AsyncFunctionDef: "def",
+                       ast.Import: "import", ast.ImportFrom: "import", ast.Global: "global",
+                       ast.Nonlocal: "nonlocal"}
+
+
+def escapes_the_assertion(text, question=""):
     """Why an output answer does more than fill in values, or None.
 
     REval runs the filled-in assertion; codecal also refuses an answer that
     defines or imports anything, reaches a dunder name, or calls a builtin
-    that builds classes, runs code or rewrites attributes: a value the
-    assertion compares never needs them, and with them an answer can make
-    any assertion pass (a class whose ``__eq__`` always says yes)."""
+    that builds classes, runs code or rewrites attributes, unless the
+    question's own text already does (ClassEval's tests call
+    ``m.__getitem__(k)``): a value the assertion compares never needs them,
+    and with them an answer can make any assertion pass (a class whose
+    ``__eq__`` always says yes)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None  # it fails when run
-    definitions = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import,
-                   ast.ImportFrom, ast.Global, ast.Nonlocal)
+
+    def new(word):
+        return re.search(r"(?<!\w)%s(?!\w)" % re.escape(word), question) is None
+
     for node in ast.walk(tree):
-        if isinstance(node, definitions):
+        keyword = DEFINITION_KEYWORDS.get(type(node))
+        if keyword and new(keyword):
             return "defines or imports something (%s)" % type(node).__name__
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and new(name):
             return "reaches the dunder name %s" % name
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ESCAPE_CALLS:
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ESCAPE_CALLS and new(node.func.id)):
             return "calls %s()" % node.func.id
     return None
 

@@ -362,6 +362,20 @@ class OutputTest(unittest.TestCase):
         ])
         self.assertEqual(got, [False, False, False, True])
 
+    def test_dunder_names_the_question_already_uses_are_allowed(self):
+        # ClassEval's tests call dunder methods themselves (DREval/98:
+        # `assertEqual(m.__getitem__('first_name'), ??)`); an answer that keeps
+        # them only fills in the value. One that adds `__eq__` does more.
+        question = "assertEqual(m.__getitem__('a'), ??)"
+        self.assertIsNone(judge.escapes_the_assertion(
+            "assertEqual(m.__getitem__('a'), 'John')", question))
+        self.assertEqual(
+            judge.escapes_the_assertion("assertEqual(m.__getitem__('a'), m.__eq__)", question),
+            "reaches the dunder name __eq__")
+        self.assertEqual(
+            judge.escapes_the_assertion("import os\nassertEqual(m.__getitem__('a'), 1)", question),
+            "defines or imports something (Import)")
+
     def test_classeval_with_setup(self):
         # setUp makes self.c = Counter(5); add(2) gives 7. assertTrue(True)
         # is trivial; fewer asserts than the question fails.

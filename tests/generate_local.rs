@@ -120,3 +120,72 @@ fn chat_prompts_use_the_chatml_template() {
     assert!(text.starts_with("<|im_start|>system\nYou are a helpful AI assistant named SmolLM"));
     assert!(text.ends_with("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"));
 }
+
+/// Batched decoding (issue: local generation, item 1): a prompt decoded in
+/// one step with three others gets the text it gets alone, and its
+/// log-probabilities within 1e-4 (the f32 layout; a product with more rows
+/// may round differently). The prompts differ in length, so they end at
+/// different steps and the batch shrinks while the others go on.
+#[test]
+fn a_prompt_decoded_beside_three_others_matches_decoding_it_alone() {
+    let Some(backend) = load(Weights::F32) else {
+        return;
+    };
+    let backend = backend.with_parallel(4);
+    let codes = [
+        JAVA,
+        PYTHON,
+        "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))",
+        "public int size() {\n    return count;\n}",
+    ];
+    let prompts: Vec<Prompt> = codes.iter().map(|c| seed_prompt(c)).collect();
+    let params = Params {
+        max_tokens: 40,
+        stop: Vec::new(),
+        ..Params::default()
+    };
+    let alone: Vec<_> = prompts
+        .iter()
+        .map(|p| backend.generate_ids(p, &params).unwrap())
+        .collect();
+    assert_eq!(backend.widest_step(), 1, "one at a time");
+    let start = std::sync::Barrier::new(prompts.len());
+    let together: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = prompts
+            .iter()
+            .map(|p| {
+                let (backend, params, start) = (&backend, &params, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    backend.generate_ids(p, params).unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(backend.widest_step(), 4, "the four prompts shared steps");
+    let mut largest = 0.0f64;
+    for (alone, together) in alone.iter().zip(&together) {
+        assert_eq!(together.generation.text, alone.generation.text);
+        assert_eq!(together.generated_ids, alone.generated_ids);
+        for (a, b) in alone
+            .generation
+            .tokens
+            .iter()
+            .zip(&together.generation.tokens)
+        {
+            for (x, y) in std::iter::once((a.logprob, b.logprob)).chain(
+                a.top
+                    .iter()
+                    .zip(&b.top)
+                    .map(|(x, y)| (x.logprob, y.logprob)),
+            ) {
+                largest = largest.max((x - y).abs());
+            }
+        }
+    }
+    eprintln!("largest log-probability difference, batched vs alone: {largest:.2e}");
+    assert!(largest < 1e-4, "{largest}");
+    let lengths: Vec<usize> = alone.iter().map(|g| g.generated_ids.len()).collect();
+    eprintln!("tokens generated: {lengths:?}");
+}

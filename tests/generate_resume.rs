@@ -142,3 +142,95 @@ fn killed_run_resumes_without_repeating_or_losing_prompts() {
         "the answers from before the kill came from the cache"
     );
 }
+
+/// The same with the local model decoding four prompts at once
+/// (`--parallel 4`): answers are committed one by one as each sequence ends,
+/// so a kill loses at most the four in flight, and the restarted run serves
+/// every stored answer from the cache without generating it again.
+#[cfg(feature = "local")]
+#[test]
+fn killed_local_run_with_four_in_flight_resumes() {
+    if common::smollm2_file().is_none() {
+        return;
+    }
+    const LOCAL_PROMPTS: usize = 16;
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (0..LOCAL_PROMPTS)
+        .map(|i| {
+            let prompt = format!("def f{i}(x):\n    return x + {i}\n\n# Summary of f{i}:");
+            format!(
+                "{}\n",
+                serde_json::json!({"id": format!("q{i}"), "prompt": prompt})
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("prompts.jsonl"), lines).unwrap();
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_codecal"))
+            .args(["generate", "--backend", "local", "--parallel", "4"])
+            .args(["--max-tokens", "24", "--no-stop"])
+            .arg("--prompts")
+            .arg(dir.path().join("prompts.jsonl"))
+            .arg("--out")
+            .arg(dir.path().join("out.jsonl"))
+            .arg("--cache")
+            .arg(dir.path().join("cache.sqlite"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let stored_rows = || -> HashMap<String, i64> {
+        let path = dir.path().join("cache.sqlite");
+        if !path.exists() {
+            return HashMap::new();
+        }
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.busy_timeout(Duration::from_secs(10)).unwrap();
+        let mut query = db.prepare("SELECT key, rowid FROM generations").unwrap();
+        query
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+
+    let mut child = spawn();
+    let deadline = std::time::Instant::now() + Duration::from_secs(600);
+    while stored_rows().len() < 5 {
+        assert!(std::time::Instant::now() < deadline, "no answers stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(
+        !dir.path().join("out.jsonl").exists(),
+        "no half-written output"
+    );
+    let before = stored_rows();
+    assert!(
+        before.len() >= 5 && before.len() < LOCAL_PROMPTS,
+        "{} stored",
+        before.len()
+    );
+
+    assert!(spawn().wait().unwrap().success());
+    let after = stored_rows();
+    assert_eq!(after.len(), LOCAL_PROMPTS);
+    for (key, rowid) in &before {
+        assert_eq!(
+            after.get(key),
+            Some(rowid),
+            "a stored answer was made again"
+        );
+    }
+    let out = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let expected: Vec<String> = (0..LOCAL_PROMPTS).map(|i| format!("q{i}")).collect();
+    assert_eq!(ids, expected, "every prompt exactly once, in order");
+    let cached = rows.iter().filter(|r| r["cached"] == true).count();
+    assert_eq!(cached, before.len());
+}

@@ -98,6 +98,10 @@ pub struct GenerateArgs {
     #[cfg(feature = "local")]
     #[arg(long, value_enum, default_value_t)]
     lm_weights: codecal::generate::local::Weights,
+    /// Prompts the local model decodes at once, sharing each step's weight
+    /// reads, 1 to 64; default two per core, at most 8 (local).
+    #[arg(long, value_parser = super::count_in(1..=codecal::pipeline::MAX_PARALLEL as u64))]
+    parallel: Option<usize>,
     /// The response cache (SQLite); default CODECAL_HOME/generations.sqlite.
     #[arg(long)]
     cache: Option<PathBuf>,
@@ -162,6 +166,10 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
     let kind = match args.backend {
         BackendKind::Openai => {
             anyhow::ensure!(args.base_url.is_some(), "--backend openai needs --base-url");
+            anyhow::ensure!(
+                args.parallel.is_none(),
+                "--parallel is for --backend local (a server's requests in flight are --concurrency)"
+            );
             anyhow::ensure!(args.model.is_some(), "--backend openai needs --model");
             "openai"
         }
@@ -184,6 +192,7 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
         retry_base_ms: args.retry_base_ms,
         max_wait_s: args.max_wait,
         lm_weights: lm_weights(args),
+        parallel: args.parallel,
         require_logprobs: !args.allow_missing_logprobs,
         extra: args.extra_body.clone().unwrap_or_default(),
     };

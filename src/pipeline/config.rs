@@ -194,6 +194,10 @@ pub struct BackendConfig {
     pub max_wait_s: f64,
     /// `local`: `f32`, `f16` or `quantized`.
     pub lm_weights: Option<String>,
+    /// `local`: prompts in flight at once, sharing each decode step, 1 to
+    /// 64; default from the cores and memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<usize>,
     /// A reply without log-probabilities is an error (`openai`).
     #[serde(default = "yes")]
     pub require_logprobs: bool,
@@ -709,6 +713,15 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
             if let Some(weights) = &backend.lm_weights {
                 check_weights(&format!("{key}.lm_weights"), weights)?;
             }
+            if backend
+                .parallel
+                .is_some_and(|n| !(1..=MAX_PARALLEL).contains(&n))
+            {
+                return Err(key_error(
+                    &format!("{key}.parallel"),
+                    format!("must be from 1 to {MAX_PARALLEL}"),
+                ));
+            }
             if !backend.extra.is_empty() {
                 return Err(key_error(
                     &format!("{key}.extra"),
@@ -724,6 +737,12 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
             crate::generate::openai::check_base_url(url)
                 .map_err(|e| key_error(&format!("{key}.base_url"), e.to_string()))?;
             check_request_limits(key, backend)?;
+            if backend.parallel.is_some() {
+                return Err(key_error(
+                    &format!("{key}.parallel"),
+                    "is for kind = \"local\" (a server's requests in flight are `concurrency`)",
+                ));
+            }
             crate::generate::openai::check_extra_body(&backend.extra)
                 .map_err(|e| key_error(&format!("{key}.extra"), e.to_string()))?;
             if backend.model.is_none() {
@@ -791,6 +810,10 @@ fn check_request_limits(key: &str, backend: &BackendConfig) -> Result<(), Config
 
 /// Requests in flight to one server: beyond this, a client only queues.
 pub const MAX_CONCURRENCY: usize = 256;
+
+/// Sequences sharing the local backend's decode steps: each holds its own
+/// key/value cache (about 50 MB at 1,000 tokens for SmolLM2).
+pub const MAX_PARALLEL: usize = 64;
 
 #[cfg(feature = "local")]
 fn check_weights(key: &str, weights: &str) -> Result<(), ConfigError> {

@@ -154,8 +154,11 @@ fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backen
     // The model name carries the weight layout: the two give different numbers.
     let label = backend_label(config);
     let name = label.strip_prefix("local-").unwrap_or(&label);
-    let backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)
+    let mut backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)
         .map_err(|e| e.to_string())?;
+    if let Some(n) = config.parallel {
+        backend = backend.with_parallel(n);
+    }
     Ok(Box::new(backend))
 }
 

@@ -29,7 +29,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
-pub use config::{BackendConfig, ConfigError, RunConfig};
+pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, RunConfig};
 pub use generation::open_backend;
 pub use own_code::{OwnCodeOptions, TrustedSummary, default_calibrator, summarize_own_code};
 

@@ -5,7 +5,13 @@
 //! of a generation needs a teacher-forced pass that returns every
 //! position's logits, so this module runs the same blocks itself and lets
 //! the caller choose. It is a model, not a decoder: sampling and stopping
-//! are `local`'s job.
+//! are `local`'s job, and so is choosing which sequences share a step.
+//!
+//! The weights are read-only; each sequence's key/value cache is its own
+//! [`KvCache`], so one [`Llama`] serves several sequences at once.
+//! [`Llama::decode_step`] advances several sequences by one token each with
+//! one matrix product per weight (the weights are read once for all of them),
+//! while attention runs per sequence over its own cache.
 
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
@@ -23,7 +29,11 @@ struct Block {
     gate: QMatMul,
     up: QMatMul,
     down: QMatMul,
-    cache: Option<(Tensor, Tensor)>,
+}
+
+/// One sequence's keys and values, per block, for the positions it has run.
+pub struct KvCache {
+    blocks: Vec<Option<(Tensor, Tensor)>>,
 }
 
 /// The model's shape, from the GGUF metadata.
@@ -130,7 +140,6 @@ impl Llama {
                 gate,
                 up,
                 down,
-                cache: None,
             });
         }
         let (cos, sin) = rope_tables(head_dim, rope_base, context, device)?;
@@ -151,100 +160,180 @@ impl Llama {
         })
     }
 
-    /// Forgets the key/value cache, before a new sequence.
-    pub fn clear_cache(&mut self) {
-        for block in &mut self.blocks {
-            block.cache = None;
+    /// An empty cache for a new sequence.
+    pub fn new_cache(&self) -> KvCache {
+        KvCache {
+            blocks: vec![None; self.blocks.len()],
         }
     }
 
-    /// Runs `tokens`, which start at `position` in the sequence (the cache
-    /// holds the `position` tokens before them), and returns f32 logits of
-    /// shape (n, vocab): n = 1 for [`Logits::Last`], else one row per token.
-    pub fn forward(&mut self, tokens: &[u32], position: usize, logits: Logits) -> Result<Tensor> {
-        let n = tokens.len();
-        if position + n > self.shape.context {
+    fn check_context(&self, end: usize) -> Result<()> {
+        if end > self.shape.context {
             candle_core::bail!(
-                "{} tokens exceed the model's context of {}",
-                position + n,
+                "{end} tokens exceed the model's context of {}",
                 self.shape.context
             );
         }
-        let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
+        Ok(())
+    }
+
+    /// Runs `tokens` of one sequence, which start at `position` (`cache`
+    /// holds the `position` tokens before them), and returns f32 logits of
+    /// shape (n, vocab): n = 1 for [`Logits::Last`], else one row per token.
+    pub fn forward(
+        &self,
+        cache: &mut KvCache,
+        tokens: &[u32],
+        position: usize,
+        logits: Logits,
+    ) -> Result<Tensor> {
+        let n = tokens.len();
+        self.check_context(position + n)?;
         let mask = (n > 1)
             .then(|| candle_transformers::utils::build_causal_mask(n, position, &self.device))
             .transpose()?;
-        let cos = self.cos.narrow(0, position, n)?;
-        let sin = self.sin.narrow(0, position, n)?;
-        let mut x = self.embeddings.forward(&input)?;
-        for block in &mut self.blocks {
-            let attention = block.attention(
-                &block.attention_norm.forward(&x)?,
+        let rope = (
+            self.cos.narrow(0, position, n)?,
+            self.sin.narrow(0, position, n)?,
+        );
+        let x = self.layers(tokens, |index, q, k, v| {
+            attend(
+                q,
+                k,
+                v,
                 mask.as_ref(),
-                (&cos, &sin),
+                &rope,
+                &mut cache.blocks[index],
                 self.shape,
-            )?;
-            x = (x + attention)?;
-            let normed = block.ffn_norm.forward(&x)?;
-            let gated = (candle_nn::ops::silu(&block.gate.forward(&normed)?)?
-                * block.up.forward(&normed)?)?;
-            x = (x + block.down.forward(&gated)?)?;
-        }
-        let x = self.norm.forward(&x)?.squeeze(0)?;
+            )
+        })?;
         let x = match logits {
             Logits::Last => x.i(n - 1..n)?,
             Logits::All => x,
         };
         self.output.forward(&x)?.to_dtype(DType::F32)
     }
+
+    /// Advances several sequences by one token each: `tokens[i]` sits at
+    /// `positions[i]` of the sequence whose cache is `caches[i]`. Returns f32
+    /// logits of shape (sequences, vocab). Row i is what [`Llama::forward`]
+    /// gives for that sequence alone, up to the rounding of a matrix product
+    /// with more rows.
+    pub fn decode_step(
+        &self,
+        caches: &mut [&mut KvCache],
+        tokens: &[u32],
+        positions: &[usize],
+    ) -> Result<Tensor> {
+        if caches.len() != tokens.len() || positions.len() != tokens.len() {
+            candle_core::bail!("one cache and one position per token");
+        }
+        for &position in positions {
+            self.check_context(position + 1)?;
+        }
+        let ropes = positions
+            .iter()
+            .map(|&p| Ok((self.cos.narrow(0, p, 1)?, self.sin.narrow(0, p, 1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let x = self.layers(tokens, |index, q, k, v| {
+            let rows = (0..tokens.len())
+                .map(|i| {
+                    let row = |t: &Tensor| t.narrow(1, i, 1);
+                    let cache = &mut caches[i].blocks[index];
+                    attend(
+                        &row(q)?,
+                        &row(k)?,
+                        &row(v)?,
+                        None,
+                        &ropes[i],
+                        cache,
+                        self.shape,
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Tensor::cat(&rows, 1)
+        })?;
+        self.output.forward(&x)?.to_dtype(DType::F32)
+    }
+
+    /// The blocks over `tokens` as one (1, n, hidden) batch: every weight
+    /// product covers all n rows, and `attention(block index, q, k, v)`
+    /// turns the rows' projections into their attention outputs, (1, n,
+    /// hidden) before the output projection. Returns the final norm's (n,
+    /// hidden) rows.
+    fn layers(
+        &self,
+        tokens: &[u32],
+        mut attention: impl FnMut(usize, &Tensor, &Tensor, &Tensor) -> Result<Tensor>,
+    ) -> Result<Tensor> {
+        let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
+        let mut x = self.embeddings.forward(&input)?;
+        for (index, block) in self.blocks.iter().enumerate() {
+            let normed = block.attention_norm.forward(&x)?;
+            let (q, k, v) = (
+                block.wq.forward(&normed)?,
+                block.wk.forward(&normed)?,
+                block.wv.forward(&normed)?,
+            );
+            x = (x + block.wo.forward(&attention(index, &q, &k, &v)?)?)?;
+            let normed = block.ffn_norm.forward(&x)?;
+            let gated = (candle_nn::ops::silu(&block.gate.forward(&normed)?)?
+                * block.up.forward(&normed)?)?;
+            x = (x + block.down.forward(&gated)?)?;
+        }
+        self.norm.forward(&x)?.squeeze(0)
+    }
 }
 
-impl Block {
-    fn attention(
-        &mut self,
-        x: &Tensor,
-        mask: Option<&Tensor>,
-        (cos, sin): (&Tensor, &Tensor),
-        shape: Shape,
-    ) -> Result<Tensor> {
-        let (batch, n, hidden) = x.dims3()?;
-        let heads = |t: Tensor, count: usize| {
-            t.reshape((batch, n, count, shape.head_dim))?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        let q = heads(self.wq.forward(x)?, shape.heads)?;
-        let k = heads(self.wk.forward(x)?, shape.kv_heads)?;
-        let v = heads(self.wv.forward(x)?, shape.kv_heads)?;
-        // GGUF's Llama weights are permuted for interleaved (GPT-J style) rotary pairs.
-        let q = candle_nn::rotary_emb::rope_i(&q, cos, sin)?;
-        let k = candle_nn::rotary_emb::rope_i(&k, cos, sin)?;
-        let (k, v) = match self.cache.take() {
-            Some((k_cache, v_cache)) => (
-                Tensor::cat(&[&k_cache, &k], 2)?,
-                Tensor::cat(&[&v_cache, &v], 2)?,
-            ),
-            None => (k, v),
-        };
-        self.cache = Some((k.clone(), v.clone()));
-        let repeat = shape.heads / shape.kv_heads;
-        let k = candle_transformers::utils::repeat_kv(k, repeat)?;
-        let v = candle_transformers::utils::repeat_kv(v, repeat)?.contiguous()?;
-        let scores = (q.matmul(&k.t()?)? / (shape.head_dim as f64).sqrt())?;
-        let scores = match mask {
-            Some(mask) => {
-                let mask = mask.broadcast_as(scores.shape())?;
-                let neg_inf = Tensor::new(f32::NEG_INFINITY, scores.device())?
-                    .broadcast_as(scores.shape())?;
-                mask.where_cond(&neg_inf, &scores)?
-            }
-            None => scores,
-        };
-        let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-        let y = weights.matmul(&v)?;
-        let y = y.transpose(1, 2)?.reshape((batch, n, hidden))?;
-        self.wo.forward(&y)
-    }
+/// Attention of one sequence's rows: `q`, `k`, `v` are its (1, n, ·)
+/// projections at the positions `rope` covers, `cache` its keys and values
+/// before them (extended here). Returns (1, n, hidden).
+fn attend(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    (cos, sin): &(Tensor, Tensor),
+    cache: &mut Option<(Tensor, Tensor)>,
+    shape: Shape,
+) -> Result<Tensor> {
+    let (batch, n, _) = q.dims3()?;
+    let heads = |t: &Tensor, count: usize| {
+        t.reshape((batch, n, count, shape.head_dim))?
+            .transpose(1, 2)?
+            .contiguous()
+    };
+    let q = heads(q, shape.heads)?;
+    let k = heads(k, shape.kv_heads)?;
+    let v = heads(v, shape.kv_heads)?;
+    // GGUF's Llama weights are permuted for interleaved (GPT-J style) rotary pairs.
+    let q = candle_nn::rotary_emb::rope_i(&q, cos, sin)?;
+    let k = candle_nn::rotary_emb::rope_i(&k, cos, sin)?;
+    let (k, v) = match cache.take() {
+        Some((k_cache, v_cache)) => (
+            Tensor::cat(&[&k_cache, &k], 2)?,
+            Tensor::cat(&[&v_cache, &v], 2)?,
+        ),
+        None => (k, v),
+    };
+    *cache = Some((k.clone(), v.clone()));
+    let repeat = shape.heads / shape.kv_heads;
+    let k = candle_transformers::utils::repeat_kv(k, repeat)?;
+    let v = candle_transformers::utils::repeat_kv(v, repeat)?.contiguous()?;
+    let scores = (q.matmul(&k.t()?)? / (shape.head_dim as f64).sqrt())?;
+    let scores = match mask {
+        Some(mask) => {
+            let mask = mask.broadcast_as(scores.shape())?;
+            let neg_inf =
+                Tensor::new(f32::NEG_INFINITY, scores.device())?.broadcast_as(scores.shape())?;
+            mask.where_cond(&neg_inf, &scores)?
+        }
+        None => scores,
+    };
+    let weights = candle_nn::ops::softmax_last_dim(&scores)?;
+    let y = weights.matmul(&v)?;
+    y.transpose(1, 2)?
+        .reshape((batch, n, shape.heads * shape.head_dim))
 }
 
 fn rope_tables(

@@ -4,14 +4,20 @@
 //! The prompt is run in one batched pass (prefill), then tokens are decoded
 //! one at a time with the key/value cache; at every step the log-softmax
 //! gives the chosen token's log-probability and the top alternatives.
+//! Several prompts in flight (the backend's concurrency, `--parallel`)
+//! share each decode step (`engine.rs`).
 //! Decoding is greedy at temperature 0 and seeded sampling above it.
 //! Chat prompts are rendered with the model's ChatML template.
 
+mod engine;
 mod llama;
 pub mod tokenizer;
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::thread::JoinHandle;
 
 use candle_core::Device;
 use candle_core::quantized::gguf_file;
@@ -20,7 +26,7 @@ use rand::distr::{Distribution, weighted::WeightedIndex};
 use rand_chacha::ChaCha8Rng;
 use tokenizers::Tokenizer;
 
-use llama::Llama;
+use llama::{KvCache, Llama};
 pub use llama::{Logits, Weights};
 
 use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
@@ -31,12 +37,61 @@ const PREFILL_CHUNK: usize = 512;
 
 pub struct LocalBackend {
     name: String,
-    model: Mutex<Llama>,
+    decoder: Arc<Decoder>,
+    /// The system turn the chat template adds when a chat has none.
+    default_system: Option<String>,
+    /// Prompts in flight at once, sharing each decode step.
+    parallel: usize,
+    /// To the engine thread; dropped first when the backend goes.
+    requests: Option<Sender<engine::Request>>,
+    engine: Option<JoinHandle<()>>,
+}
+
+/// The model with what turns its logits into tokens and text.
+struct Decoder {
+    model: Llama,
     tokenizer: Tokenizer,
     /// Ids that end a generation (`<|im_end|>`, `<|endoftext|>`).
     end_ids: Vec<u32>,
-    /// The system turn the chat template adds when a chat has none.
-    default_system: Option<String>,
+    /// The most sequences one decode step has advanced so far.
+    widest_step: AtomicUsize,
+}
+
+/// One prompt being answered: its cache, what it has generated, and its
+/// sampler.
+struct Sequence {
+    prompt_ids: Vec<u32>,
+    params: Params,
+    cache: KvCache,
+    rng: ChaCha8Rng,
+    generated_ids: Vec<u32>,
+    tokens: Vec<Token>,
+    finish: &'static str,
+}
+
+impl Sequence {
+    /// Where the token fed next sits: right after the last generated one.
+    fn position(&self) -> usize {
+        self.prompt_ids.len() + self.generated_ids.len() - 1
+    }
+}
+
+/// How many prompts to keep in flight by default: two per core (a step's
+/// products are too small to keep a core busy with one row each), at most 8,
+/// and no more than the available memory allows at about 256 MB a sequence
+/// (SmolLM2's key/value cache at 2,000 tokens is 92 MB, the logits and
+/// intermediate rows a few MB more).
+pub fn default_parallel() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let by_memory = available_memory_bytes().map_or(usize::MAX, |b| (b >> 28) as usize);
+    (2 * cores).min(8).min(by_memory).max(1)
+}
+
+fn available_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// A generation with the ids behind it, for checks that rerun the model.
@@ -66,6 +121,7 @@ impl LocalBackend {
             .map_err(|e| local_error(format!("{}: {e}", path.display())))?;
         let model = Llama::from_gguf(&content, &mut file, device, weights)
             .map_err(|e| local_error(format!("{}: {e}", path.display())))?;
+        drop(file);
         let end_ids = ["<|im_end|>", "<|endoftext|>"]
             .iter()
             .filter_map(|t| tokenizer.token_to_id(t))
@@ -76,17 +132,44 @@ impl LocalBackend {
             .and_then(|v| v.to_string().ok())
             .cloned()
             .unwrap_or_default();
-        Ok(LocalBackend {
-            name: name.to_owned(),
-            model: Mutex::new(model),
+        let decoder = Arc::new(Decoder {
+            model,
             tokenizer,
             end_ids,
+            widest_step: AtomicUsize::new(0),
+        });
+        let (requests, incoming) = channel();
+        let engine = std::thread::Builder::new()
+            .name("codecal-local-engine".into())
+            .spawn({
+                let decoder = decoder.clone();
+                move || engine::run(decoder, incoming)
+            })
+            .map_err(|e| local_error(format!("cannot start the decoding thread: {e}")))?;
+        Ok(LocalBackend {
+            name: name.to_owned(),
+            decoder,
             default_system: default_system(&template),
+            parallel: default_parallel(),
+            requests: Some(requests),
+            engine: Some(engine),
         })
     }
 
+    /// Keeps up to `n` prompts in flight (at least 1). Answers do not depend
+    /// on it beyond the rounding of a product with more rows.
+    pub fn with_parallel(mut self, n: usize) -> LocalBackend {
+        self.parallel = n.max(1);
+        self
+    }
+
     pub fn tokenizer(&self) -> &Tokenizer {
-        &self.tokenizer
+        &self.decoder.tokenizer
+    }
+
+    /// The most prompts one decode step has advanced together so far.
+    pub fn widest_step(&self) -> usize {
+        self.decoder.widest_step.load(Ordering::Relaxed)
     }
 
     /// The text the model sees for `prompt`: completion text as is, chat
@@ -110,6 +193,7 @@ impl LocalBackend {
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, GenerateError> {
         Ok(self
+            .decoder
             .tokenizer
             .encode(text, false)
             .map_err(local_error)?
@@ -117,71 +201,27 @@ impl LocalBackend {
             .to_vec())
     }
 
-    /// Generates, returning the ids too.
+    /// Generates, returning the ids too. The prompt joins the engine's
+    /// batch and this waits for its answer.
     pub fn generate_ids(
         &self,
         prompt: &Prompt,
         params: &Params,
     ) -> Result<IdGeneration, GenerateError> {
         let prompt_ids = self.encode(&self.render(prompt))?;
-        if prompt_ids.is_empty() {
-            return Err(local_error("the prompt is empty"));
-        }
-        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        model.clear_cache();
-        let mut logits = Vec::new();
-        for (chunk_index, chunk) in prompt_ids.chunks(PREFILL_CHUNK).enumerate() {
-            logits = last_row(model.forward(chunk, chunk_index * PREFILL_CHUNK, Logits::Last))?;
-        }
-        let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
-        let mut generated_ids = Vec::new();
-        let mut tokens = Vec::new();
-        let mut finish = "length";
-        while generated_ids.len() < params.max_tokens {
-            let log_probs = log_softmax(&logits);
-            let id = choose(&logits, &log_probs, params.temperature, &mut rng)?;
-            if self.end_ids.contains(&id) {
-                finish = "stop";
-                break;
-            }
-            generated_ids.push(id);
-            tokens.push(Token {
-                token: self.token_text(id),
-                logprob: log_probs[id as usize],
-                top: top_k(&log_probs, params.top_logprobs)
-                    .into_iter()
-                    .map(|(i, logprob)| Alternative {
-                        token: self.token_text(i),
-                        logprob,
-                    })
-                    .collect(),
-            });
-            let text = self.decode(&generated_ids)?;
-            if stop_at(&text, &params.stop, params.stop_after_text).is_some() {
-                finish = "stop";
-                break;
-            }
-            let position = prompt_ids.len() + generated_ids.len() - 1;
-            logits = last_row(model.forward(&[id], position, Logits::Last))?;
-        }
-        let mut text = self.decode(&generated_ids)?;
-        if let Some(cut) = stop_at(&text, &params.stop, params.stop_after_text) {
-            // The token that completed a stop string is not part of the answer.
-            text.truncate(cut);
-            tokens.pop();
-            generated_ids.pop();
-        }
-        Ok(IdGeneration {
-            generation: Generation {
-                text,
-                completion_tokens: Some(tokens.len()),
-                tokens,
-                prompt_tokens: Some(prompt_ids.len()),
-                finish_reason: Some(finish.to_owned()),
-            },
+        let stopped = || local_error("the decoding thread stopped");
+        let (reply, answer) = channel();
+        let request = engine::Request {
             prompt_ids,
-            generated_ids,
-        })
+            params: params.clone(),
+            reply,
+        };
+        self.requests
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(request)
+            .map_err(|_| stopped())?;
+        answer.recv().map_err(|_| stopped())?
     }
 
     /// Log-probabilities of `generated` after `prompt` from one batched pass
@@ -191,11 +231,10 @@ impl LocalBackend {
         prompt: &[u32],
         generated: &[u32],
     ) -> Result<Vec<f64>, GenerateError> {
-        let mut model = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        model.clear_cache();
+        let model = &self.decoder.model;
         let all: Vec<u32> = prompt.iter().chain(generated).copied().collect();
         let logits = model
-            .forward(&all, 0, Logits::All)
+            .forward(&mut model.new_cache(), &all, 0, Logits::All)
             .and_then(|t| t.to_vec2::<f32>())
             .map_err(local_error)?;
         Ok(generated
@@ -203,6 +242,124 @@ impl LocalBackend {
             .enumerate()
             .map(|(i, &id)| log_softmax(&logits[prompt.len() + i - 1])[id as usize])
             .collect())
+    }
+}
+
+impl Drop for LocalBackend {
+    fn drop(&mut self) {
+        // Closing the channel ends the engine's loop.
+        self.requests.take();
+        if let Some(engine) = self.engine.take() {
+            let _ = engine.join();
+        }
+    }
+}
+
+impl Decoder {
+    /// Prefills a prompt and chooses its first token: the sequence, and the
+    /// token to feed next unless it has already ended.
+    fn start(
+        &self,
+        prompt_ids: Vec<u32>,
+        params: &Params,
+    ) -> Result<(Sequence, Option<u32>), GenerateError> {
+        if prompt_ids.is_empty() {
+            return Err(local_error("the prompt is empty"));
+        }
+        let mut cache = self.model.new_cache();
+        let mut logits = Vec::new();
+        for (chunk_index, chunk) in prompt_ids.chunks(PREFILL_CHUNK).enumerate() {
+            let position = chunk_index * PREFILL_CHUNK;
+            logits = last_row(
+                self.model
+                    .forward(&mut cache, chunk, position, Logits::Last),
+            )?;
+        }
+        let mut sequence = Sequence {
+            prompt_ids,
+            params: params.clone(),
+            cache,
+            rng: ChaCha8Rng::seed_from_u64(params.seed),
+            generated_ids: Vec::new(),
+            tokens: Vec::new(),
+            finish: "length",
+        };
+        let next = self.advance(&mut sequence, &logits)?;
+        Ok((sequence, next))
+    }
+
+    /// Chooses the sequence's next token from `logits` and records it: the
+    /// token to feed next, or `None` when the sequence has ended (an end
+    /// token, a stop string, or `max_tokens`).
+    fn advance(
+        &self,
+        sequence: &mut Sequence,
+        logits: &[f32],
+    ) -> Result<Option<u32>, GenerateError> {
+        let params = &sequence.params;
+        if sequence.generated_ids.len() >= params.max_tokens {
+            sequence.finish = "length";
+            return Ok(None);
+        }
+        let log_probs = log_softmax(logits);
+        let id = choose(logits, &log_probs, params.temperature, &mut sequence.rng)?;
+        if self.end_ids.contains(&id) {
+            sequence.finish = "stop";
+            return Ok(None);
+        }
+        sequence.generated_ids.push(id);
+        sequence.tokens.push(Token {
+            token: self.token_text(id),
+            logprob: log_probs[id as usize],
+            top: top_k(&log_probs, params.top_logprobs)
+                .into_iter()
+                .map(|(i, logprob)| Alternative {
+                    token: self.token_text(i),
+                    logprob,
+                })
+                .collect(),
+        });
+        let text = self.decode(&sequence.generated_ids)?;
+        if stop_at(&text, &params.stop, params.stop_after_text).is_some() {
+            sequence.finish = "stop";
+            return Ok(None);
+        }
+        if sequence.generated_ids.len() >= params.max_tokens {
+            sequence.finish = "length";
+            return Ok(None);
+        }
+        Ok(Some(id))
+    }
+
+    /// The answer of an ended sequence.
+    fn finish(&self, sequence: Sequence) -> IdGeneration {
+        let Sequence {
+            prompt_ids,
+            params,
+            mut generated_ids,
+            mut tokens,
+            finish,
+            ..
+        } = sequence;
+        // Every id was decoded once already, in `advance`.
+        let mut text = self.decode(&generated_ids).unwrap_or_default();
+        if let Some(cut) = stop_at(&text, &params.stop, params.stop_after_text) {
+            // The token that completed a stop string is not part of the answer.
+            text.truncate(cut);
+            tokens.pop();
+            generated_ids.pop();
+        }
+        IdGeneration {
+            generation: Generation {
+                text,
+                completion_tokens: Some(tokens.len()),
+                tokens,
+                prompt_tokens: Some(prompt_ids.len()),
+                finish_reason: Some(finish.to_owned()),
+            },
+            prompt_ids,
+            generated_ids,
+        }
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, GenerateError> {
@@ -225,6 +382,10 @@ impl Backend for LocalBackend {
 
     fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError> {
         self.generate_ids(prompt, params).map(|g| g.generation)
+    }
+
+    fn concurrency(&self) -> usize {
+        self.parallel
     }
 }
 
