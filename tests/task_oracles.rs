@@ -283,6 +283,29 @@ fn tricks_fail_on_every_dataset() {
             datasets::read_mbpp(&path).unwrap(),
             code.map(String::from).to_vec(),
         ));
+        // The same with the function defined, so that the program runs.
+        let mbpp = datasets::read_mbpp(&path).unwrap();
+        let counter = "import collections\ncollections.Counter.__eq__ = lambda s, o: True";
+        for body in [
+            "__import__('os')._exit(0)".to_owned(),
+            format!("return {ALWAYS_EQUAL}"),
+            "return collections.Counter()".to_owned(),
+        ] {
+            let answer = |p: &Problem| {
+                let Oracle::Mbpp { entry_point, .. } = &p.oracle else {
+                    unreachable!("MBPP problems have MBPP oracles")
+                };
+                format!("{counter}\ndef {entry_point}(*args, **kwargs):\n    {body}\n")
+            };
+            let verdicts = judge(&mbpp[..40], answer, &sandbox);
+            let passed: Vec<&str> = mbpp[..40]
+                .iter()
+                .zip(&verdicts)
+                .filter(|(_, v)| v.correct)
+                .map(|(p, _)| p.id.as_str())
+                .collect();
+            assert!(passed.is_empty(), "MBPP: {body:?} passed {passed:?}");
+        }
     }
     if let Some(path) = common::shared_data("cruxeval/cruxeval.jsonl") {
         cases.push((

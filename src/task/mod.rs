@@ -66,7 +66,8 @@ pub enum Oracle {
     },
     /// MBPP: the answer is a whole program defining `entry_point`; the
     /// setup code follows it (it may build objects of the answer's classes),
-    /// then the assertions.
+    /// then `value_checks.py` wraps `entry_point` so that its results must
+    /// be plain values, then the assertions.
     Mbpp {
         setup: String,
         tests: Vec<String>,
@@ -150,7 +151,10 @@ impl Oracle {
                         format!("the answer defines no function (expected `{entry_point}`)"),
                     ));
                 }
-                Judging::Run(format!("{answer}\n{setup}\n{}\n", tests.join("\n")))
+                Judging::Run(format!(
+                    "{answer}\n{setup}\n{VALUE_CHECKS}\n{entry_point} = _codecal_returns_plain({entry_point})\n{}\n",
+                    tests.join("\n")
+                ))
             }
             Oracle::CruxevalOutput {
                 code,

@@ -1,11 +1,16 @@
 
 # codecal's checks on the values an answer gives, appended to the programs
-# that judge HumanEval and CRUXEval answers.
+# that judge HumanEval, MBPP and CRUXEval answers.
 #
-# HumanEval's `check(candidate)` compares the candidate's results with `==`.
-# A body that returns an object whose `__eq__` always says yes passes every
-# such test, so the candidate is wrapped: each result must be made of
-# Python's literal types, as every HumanEval reference's is.
+# HumanEval's `check(candidate)` and MBPP's `assert f(x) == y` compare the
+# answer's results with `==`. A function that returns an object whose
+# `__eq__` always says yes passes every such test, so the function is
+# wrapped: each result must be made of Python's literal types, as every
+# HumanEval reference's is (or a regex match, for three sanitized-MBPP
+# references). Four MBPP references return a Counter or a
+# defaultdict; those become plain dicts first (the tests compare them with
+# dict literals, which a dict equals just as well), so that a patched
+# `Counter.__eq__` cannot answer for them.
 #
 # The CRUXEval authors' scorer executes
 # `assert OUTPUT == ANSWER` (output mode) or `assert OUTPUT == f(ANSWER)`
@@ -37,9 +42,16 @@ def _codecal_plain(value, limit=1000000, also=()):
 
 
 def _codecal_returns_plain(function):
+    import collections
+    import re
+
     def checked(*args, **kwargs):
         value = function(*args, **kwargs)
-        if not _codecal_plain(value):
+        if type(value) in (collections.Counter, collections.defaultdict):
+            value = dict(value)
+        # Three sanitized-MBPP references return a regex match, which their
+        # tests only test for truth; the type is final and compares by identity.
+        if not _codecal_plain(value, also=(re.Match,)):
             raise AssertionError("the function returned a %s, not a literal's type" % type(value).__name__)
         return value
     return checked
