@@ -30,15 +30,20 @@ fn ok_completion() -> Reply {
     json(200, &completion(&[(" Returns", 0.5), (" one", 0.9)]))
 }
 
-#[test]
-fn completions_and_chat_parse_and_reach_the_measures() {
-    let server = Server::start(|seen, _| {
+/// Answers a completion with " Returns one" and a chat with "Returns one".
+fn completion_and_chat_server() -> Server {
+    Server::start(|seen, _| {
         if seen.path.ends_with("/chat/completions") {
             json(200, &chat(&[("Returns", 0.25), (" one", 0.75)]))
         } else {
             ok_completion()
         }
-    });
+    })
+}
+
+#[test]
+fn completions_and_chat_parse_and_reach_the_measures() {
+    let server = completion_and_chat_server();
     let backend = backend(&server);
     let params = Params::default();
     let g = backend.generate(&completion_prompt(), &params).unwrap();
@@ -341,13 +346,7 @@ fn generate_command_writes_measures_and_reflective_answers() {
 /// not reused), and may not replace a field codecal sets itself.
 #[test]
 fn an_extra_body_reaches_every_request_and_the_cache_key() {
-    let server = Server::start(|seen, _| {
-        if seen.path.ends_with("/chat/completions") {
-            json(200, &chat(&[("Returns", 0.25), (" one", 0.75)]))
-        } else {
-            ok_completion()
-        }
-    });
+    let server = completion_and_chat_server();
     let dir = tempfile::tempdir().unwrap();
     let generate = |extra: Option<&str>, backend: &str| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_codecal"));
