@@ -41,6 +41,16 @@ fn judge(
     judge_all(&pairs, Some(sandbox), JOBS).expect("judging runs")
 }
 
+/// The ids of the problems whose answer was judged correct.
+fn passed_ids<'a>(problems: &'a [Problem], verdicts: &[Verdict]) -> Vec<&'a str> {
+    problems
+        .iter()
+        .zip(verdicts)
+        .filter(|(_, verdict)| verdict.correct)
+        .map(|(problem, _)| problem.id.as_str())
+        .collect()
+}
+
 /// Every reference answer passes; every wrong answer fails.
 fn check_dataset(
     name: &str,
@@ -72,12 +82,7 @@ fn check_dataset(
     );
 
     let verdicts = judge(problems, wrong, sandbox);
-    let passed: Vec<&str> = problems
-        .iter()
-        .zip(&verdicts)
-        .filter(|(_, verdict)| verdict.correct)
-        .map(|(problem, _)| problem.id.as_str())
-        .collect();
+    let passed = passed_ids(problems, &verdicts);
     assert!(
         passed.is_empty(),
         "{name}: wrong answers judged right: {passed:?}"
@@ -298,12 +303,7 @@ fn tricks_fail_on_every_dataset() {
                 format!("{counter}\ndef {entry_point}(*args, **kwargs):\n    {body}\n")
             };
             let verdicts = judge(&mbpp[..40], answer, &sandbox);
-            let passed: Vec<&str> = mbpp[..40]
-                .iter()
-                .zip(&verdicts)
-                .filter(|(_, v)| v.correct)
-                .map(|(p, _)| p.id.as_str())
-                .collect();
+            let passed = passed_ids(&mbpp[..40], &verdicts);
             assert!(passed.is_empty(), "MBPP: {body:?} passed {passed:?}");
         }
     }
@@ -353,12 +353,7 @@ fn tricks_fail_on_every_dataset() {
         let problems = &problems[..40];
         for trick in tricks {
             let verdicts = judge(problems, |_| trick.clone(), &sandbox);
-            let passed: Vec<&str> = problems
-                .iter()
-                .zip(&verdicts)
-                .filter(|(_, v)| v.correct)
-                .map(|(p, _)| p.id.as_str())
-                .collect();
+            let passed = passed_ids(problems, &verdicts);
             assert!(passed.is_empty(), "{name}: {trick:?} passed {passed:?}");
         }
     }
