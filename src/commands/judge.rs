@@ -12,7 +12,7 @@ use codecal::models::ModelHome;
 use codecal::sandbox::{IsolationChoice, Limits};
 use codecal::table::{Format, Table};
 use codecal::task::datasets::Dataset;
-use codecal::task::{self, Problem, answer, judge_all};
+use codecal::task::{self, Problem, answer, judge_all, turbulence};
 
 #[derive(Args)]
 pub struct JudgeArgs {
@@ -53,6 +53,20 @@ pub struct JudgeArgs {
     timeout_s: f64,
     #[arg(long, value_enum, default_value_t = IsolationChoice::Auto)]
     isolation: IsolationChoice,
+    /// Turbulence: an upstream checkout's `Source_Code/` to judge with,
+    /// instead of codecal's own oracles.
+    #[arg(long)]
+    oracles: Option<PathBuf>,
+    /// Turbulence: fuzz inputs per answer.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    fuzz: u32,
+    /// Turbulence: rounds per instance; answers name `Q<q>/<instance>/<round>`.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
+    /// Turbulence with --oracles: an upstream test file that does not compile
+    /// fails the answer (the upstream harness lets it pass).
+    #[arg(long)]
+    collection_errors_fail: bool,
 }
 
 pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
@@ -64,7 +78,20 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         (None, Dataset::Humaneval) => ModelHome::from_env()?.ensure_humaneval()?,
         (None, dataset) => anyhow::bail!("--data is required for --dataset {dataset:?}"),
     };
-    let problems = args.dataset.read(&data, args.seed)?;
+    let problems = match args.dataset {
+        Dataset::Turbulence => {
+            let options = turbulence::Options {
+                questions: turbulence_questions(&args)?,
+                rounds: args.rounds,
+                fuzz: args.fuzz,
+                upstream: args.oracles.clone(),
+                collection_errors_pass: !args.collection_errors_fail,
+                ..Default::default()
+            };
+            turbulence::problems(&turbulence::read_instances(&data)?, &options)?
+        }
+        dataset => dataset.read(&data, args.seed)?,
+    };
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
     let table = Table::read(&args.answers, args.format)?;
     let (ids, answers) = (table.column(&args.id)?, table.column(&args.answer)?);
@@ -112,6 +139,31 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         println!("  {}: {count}", reason.trim_matches('"'));
     }
     Ok(())
+}
+
+/// The Turbulence questions the answers name (`Q<q>/...`), so that only
+/// their oracles are read.
+fn turbulence_questions(args: &JudgeArgs) -> anyhow::Result<Vec<u32>> {
+    let table = Table::read(&args.answers, args.format)?;
+    let ids = table.column(&args.id)?;
+    let mut questions = Vec::new();
+    for row in 0..table.len() {
+        let id = ids.text(row)?;
+        let question = id
+            .strip_prefix('Q')
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|q| q.parse().ok())
+            .with_context(|| {
+                format!(
+                    "{}: `{id}` is not a Turbulence id (Q<question>/<instance>/<round>)",
+                    ids.location(row)
+                )
+            })?;
+        if !questions.contains(&question) {
+            questions.push(question);
+        }
+    }
+    Ok(questions)
 }
 
 fn limits(args: &JudgeArgs) -> anyhow::Result<Limits> {

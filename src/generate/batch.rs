@@ -151,7 +151,8 @@ pub fn answer_all(
     on_answer: &(dyn Fn(&Answer) + Sync),
 ) -> Result<Vec<Answer>, BatchError> {
     parallel_map(backend.concurrency(), rows, |row| {
-        let answer = ask(backend, cache, &row.prompt, params).map_err(|e| match e {
+        let params = row_params(params, row);
+        let answer = ask(backend, cache, &row.prompt, &params).map_err(|e| match e {
             AskError::Cache(e) => BatchError::Cache(e),
             AskError::Generate(source) => BatchError::Generate {
                 id: row.id.clone(),
@@ -161,6 +162,20 @@ pub fn answer_all(
         on_answer(&answer);
         Ok(answer)
     })
+}
+
+/// The decoding parameters of one row: a row's `seed_offset` (Turbulence's
+/// rounds ask the same prompt several times) is added to the seed, so that
+/// each round is its own request and its own cache entry.
+pub fn row_params(params: &Params, row: &PromptRow) -> Params {
+    let offset = row.fields.get("seed_offset").and_then(Value::as_u64);
+    match offset {
+        Some(offset) => Params {
+            seed: params.seed.wrapping_add(offset),
+            ..params.clone()
+        },
+        None => params.clone(),
+    }
 }
 
 /// A worker that panicked cannot have left a half-written slot: take the value.

@@ -91,6 +91,20 @@ pub struct DatasetConfig {
     pub jobs: usize,
     /// `auto`, `bubblewrap` or `netns`.
     pub isolation: String,
+    /// Turbulence: independent answers per instance (the paper's 5).
+    pub rounds: u32,
+    /// Turbulence: the questions to ask (1..=60; all when empty).
+    pub questions: Vec<u32>,
+    /// Turbulence: the first N instances of each question (all 100 when unset).
+    pub instances: Option<u32>,
+    /// Turbulence: fuzz inputs per answer (the paper's v1: 100).
+    pub fuzz: u32,
+    /// Turbulence: an upstream checkout's `Source_Code/` to judge with
+    /// instead of codecal's own oracles.
+    pub oracles: Option<PathBuf>,
+    /// Turbulence with upstream oracles: a test file that does not compile
+    /// passes, as the upstream harness lets it (false: it fails the answer).
+    pub collection_errors_pass: bool,
 }
 
 impl Default for DatasetConfig {
@@ -103,6 +117,12 @@ impl Default for DatasetConfig {
             timeout_s: 3.0,
             jobs: 2,
             isolation: "auto".into(),
+            rounds: 5,
+            questions: Vec::new(),
+            instances: None,
+            fuzz: 100,
+            oracles: None,
+            collection_errors_pass: true,
         }
     }
 }
@@ -416,6 +436,7 @@ impl RunConfig {
         config.prompt.template.as_mut().map(resolve);
         config.generation.template_dir.as_mut().map(resolve);
         config.dataset.path.as_mut().map(resolve);
+        config.dataset.oracles.as_mut().map(resolve);
         resolve(&mut config.scoring.thresholds);
         Ok(config)
     }
@@ -603,6 +624,7 @@ impl RunConfig {
             TaskKind::RevalState => Some(Dataset::RevalState),
             TaskKind::RevalPath => Some(Dataset::RevalPath),
             TaskKind::RevalOutput => Some(Dataset::RevalOutput),
+            TaskKind::Turbulence => Some(Dataset::Turbulence),
         };
         implied.ok_or_else(|| key_error("task", "summarize reads a corpus, not a dataset"))
     }
@@ -633,7 +655,36 @@ impl RunConfig {
             "dataset.isolation",
             &self.dataset.isolation,
         )?;
+        if dataset == Dataset::Turbulence {
+            self.check_turbulence()?;
+        }
         self.check_generation_and_calibration()
+    }
+
+    fn check_turbulence(&self) -> Result<(), ConfigError> {
+        let dataset = &self.dataset;
+        if !(1..=100).contains(&dataset.rounds) {
+            return Err(key_error("dataset.rounds", "must be in 1..=100"));
+        }
+        if let Some(q) = dataset.questions.iter().find(|q| !(1..=60).contains(*q)) {
+            return Err(key_error(
+                "dataset.questions",
+                format!("{q} is not a Turbulence question (1..=60)"),
+            ));
+        }
+        if dataset.instances == Some(0) {
+            return Err(key_error(
+                "dataset.instances",
+                "must be at least 1, or unset for all",
+            ));
+        }
+        if !(1..=10_000).contains(&dataset.fuzz) {
+            return Err(key_error("dataset.fuzz", "must be in 1..=10000"));
+        }
+        if let Some(dir) = &dataset.oracles {
+            must_exist("dataset.oracles", dir)?;
+        }
+        Ok(())
     }
 
     fn check_corpus(&self) -> Result<(), ConfigError> {

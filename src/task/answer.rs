@@ -31,6 +31,7 @@ pub fn span(kind: TaskKind, raw: &str) -> Range<usize> {
         | TaskKind::RevalState
         | TaskKind::RevalPath
         | TaskKind::RevalOutput => between_answer_tags(raw),
+        TaskKind::Turbulence => between_first_and_last_fence(raw),
     };
     within(raw, answer)
 }
@@ -60,6 +61,24 @@ fn between_answer_tags(raw: &str) -> &str {
     inside
         .trim_matches(|c: char| c == '\n' || c == '\r')
         .trim_end()
+}
+
+/// Turbulence's harness takes the code between the first and the last
+/// Markdown fence (the first fence's language tag line left out); a reply
+/// with fewer than two fences is taken whole, after a lone opening fence.
+fn between_first_and_last_fence(raw: &str) -> &str {
+    let (Some(first), Some(last)) = (raw.find("```"), raw.rfind("```")) else {
+        return raw;
+    };
+    let after_first = &raw[first + 3..];
+    let body = after_first
+        .split_once('\n')
+        .map_or(end_of(after_first), |(_, body)| body);
+    if first == last {
+        return body;
+    }
+    let end = last.saturating_sub(raw.len() - body.len());
+    &body[..end.min(body.len())]
 }
 
 /// The byte range of `part`, a slice of `whole`, within `whole`.

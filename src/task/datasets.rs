@@ -36,6 +36,9 @@ pub enum Dataset {
     RevalState,
     RevalPath,
     RevalOutput,
+    /// Turbulence's instances (`neighbourhoods_seed1.jsonl`, or the
+    /// directory holding it), judged by codecal's own oracles.
+    Turbulence,
 }
 
 impl Dataset {
@@ -57,6 +60,16 @@ impl Dataset {
             Dataset::RevalState => super::reval::read(path, Question::State),
             Dataset::RevalPath => super::reval::read(path, Question::Path),
             Dataset::RevalOutput => super::reval::read(path, Question::Output),
+            Dataset::Turbulence => {
+                let instances = super::turbulence::read_instances(path)?;
+                super::turbulence::problems(&instances, &Default::default()).map_err(|e| {
+                    CorpusError::Malformed {
+                        path: path.to_owned(),
+                        line: 0,
+                        reason: e.to_string(),
+                    }
+                })
+            }
         }
     }
 
@@ -77,6 +90,9 @@ impl Dataset {
             }
             // ClassEval's test code repeats several assertions.
             Dataset::RevalOutput => (256, stops(&["[/ANSWER]"])),
+            // The code is cut from between the first and last fence, so the
+            // reply runs to its end (the paper's runs allowed 3,500 tokens).
+            Dataset::Turbulence => (512, Vec::new()),
         }
     }
 
@@ -91,6 +107,7 @@ impl Dataset {
             Dataset::RevalState => TaskKind::RevalState,
             Dataset::RevalPath => TaskKind::RevalPath,
             Dataset::RevalOutput => TaskKind::RevalOutput,
+            Dataset::Turbulence => TaskKind::Turbulence,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod answer;
 pub mod datasets;
 pub mod line_completion;
 pub mod reval;
+pub mod turbulence;
 
 use serde::Serialize;
 
@@ -35,6 +36,8 @@ pub enum TaskKind {
     RevalPath,
     /// REval: the output of the call or test code.
     RevalOutput,
+    /// Turbulence: a function written to an instantiated question template.
+    Turbulence,
 }
 
 /// One problem: what the model is asked, a known-good answer, and how an
@@ -89,6 +92,15 @@ pub enum Oracle {
     /// REval: the judge traces the program in the sandbox and compares the
     /// reply with what ran (`reval::judging_program`); `job` is its JSON.
     Reval { question: String, job: String },
+    /// Turbulence: the judge checks the answer's shape, then fuzzes it
+    /// against the model solution (`turbulence::judging_program`); `job`
+    /// is its JSON without the answer.
+    Turbulence {
+        question: u32,
+        instance: u32,
+        round: u32,
+        job: String,
+    },
 }
 
 /// Why an answer was judged as it was.
@@ -102,6 +114,15 @@ pub enum Reason {
     RuntimeError,
     WrongOutput,
     NoFunctionFound,
+    /// Turbulence's outcomes (its Table II) beyond the ones above.
+    WrongFunctionName,
+    WrongArgumentCount,
+    StaticTypeError,
+    ResourceExhaustion,
+    FuzzingFailure,
+    /// The oracle cannot run on this machine (Turbulence's Q57 and Q58
+    /// without numpy): the answer is not judged.
+    Unavailable,
 }
 
 /// An oracle's judgement.
@@ -111,6 +132,10 @@ pub struct Verdict {
     pub reason: Reason,
     /// The exception or the mismatch, where there is one.
     pub detail: String,
+    /// Turbulence: a digest of the answer's behaviour on the fuzz inputs,
+    /// equal for rounds that behave alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 impl Verdict {
@@ -119,6 +144,7 @@ impl Verdict {
             correct: reason == Reason::Passed,
             reason,
             detail: detail.into(),
+            fingerprint: None,
         }
     }
 }
@@ -189,10 +215,16 @@ impl Oracle {
                 Judging::Decided(verdict)
             }
             Oracle::Reval { job, .. } => Judging::Run(reval::judging_program(job, answer)),
+            Oracle::Turbulence { job, .. } => {
+                Judging::Run(turbulence::judging_program(job, answer))
+            }
         }
     }
 
     fn verdict(&self, execution: &Execution) -> Verdict {
+        if let Oracle::Turbulence { .. } = self {
+            return turbulence_verdict(execution);
+        }
         let reason = match execution.ending {
             Ending::Finished => Reason::Passed,
             Ending::SyntaxError => Reason::SyntaxError,
@@ -211,6 +243,27 @@ impl Oracle {
     /// Whether judging needs the sandbox at all.
     pub fn executes(&self) -> bool {
         !matches!(self, Oracle::ExactLine { .. })
+    }
+}
+
+/// A Turbulence answer's outcome: the worker's own report, else how the
+/// program ended (past the wall-clock or CPU limit: resource exhaustion;
+/// ended without a report, e.g. by `os._exit`: a runtime error).
+fn turbulence_verdict(execution: &Execution) -> Verdict {
+    let finished = execution.ending == Ending::Finished;
+    if let Some(outcome) = turbulence::read_outcome(&execution.message, finished) {
+        return Verdict {
+            fingerprint: Some(outcome.fingerprint),
+            ..Verdict::new(outcome.reason, outcome.detail)
+        };
+    }
+    let reason = match execution.ending {
+        Ending::TimedOut | Ending::Killed => Reason::ResourceExhaustion,
+        _ => Reason::RuntimeError,
+    };
+    Verdict {
+        fingerprint: Some(format!("{reason:?}")),
+        ..Verdict::new(reason, execution.message.clone())
     }
 }
 
@@ -339,6 +392,8 @@ pub fn judging_rules_fingerprint() -> String {
         include_str!("value_checks.py"),
         include_str!("reval.rs"),
         include_str!("../../reval/judge.py"),
+        include_str!("turbulence/mod.rs"),
+        include_str!("turbulence/judge.py"),
         include_str!("../sandbox/mod.rs"),
     );
     crate::digest::sha256_hex(sources.as_bytes())

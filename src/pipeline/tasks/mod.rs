@@ -9,6 +9,7 @@
 //! are `report`'s. Not the summarization flow, and nothing another flow uses.
 
 mod report;
+mod turbulence;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -77,12 +78,16 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
     } else {
         file_sha256(&path)?
     };
-    let inputs = vec![
+    let mut inputs = vec![
         serde_json::to_string(&config.dataset).unwrap_or_default(),
         config.task.clone(),
         fingerprint,
         config.prompt.style.clone().unwrap_or_default(),
     ];
+    if dataset == Dataset::Turbulence {
+        // The jobs carry the oracles' text: new oracles make new problems.
+        inputs.push(task::turbulence::oracles_fingerprint());
+    }
     // An instruct model answers a chat turn; a completion model continues text.
     let chat = match &config.prompt.style {
         Some(style) => super::config::enum_value::<PromptStyle>("prompt.style", style)?,
@@ -90,9 +95,7 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
     } == PromptStyle::Chat;
     let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
     books.stage("problems", &inputs, &outputs, 0, |dir| {
-        let all = dataset
-            .read(&path, config.dataset.seed)
-            .map_err(|e| failed("problems", e))?;
+        let all = read_dataset(config, dataset, &path)?;
         let problems = sample(all, config.dataset.problems, config.dataset.seed);
         let mut problem_lines = String::new();
         let mut prompt_lines = String::new();
@@ -107,17 +110,46 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
                 text
             };
             // `code` is what fresh-context reflective templates show the judge.
-            let prompt = serde_json::json!({
+            let mut prompt = serde_json::json!({
                 "id": problem.id, "prompt": prompt, "code": problem.prompt,
                 "repo": problem.group.as_deref().unwrap_or(&problem.id),
                 "language": "python", "reference": problem.reference_answer,
             });
+            // Turbulence's rounds: the same prompt asked again, with its own seed.
+            if let task::Oracle::Turbulence { round, .. } = problem.oracle {
+                prompt["seed_offset"] = (round - 1).into();
+            }
             prompt_lines += &(prompt.to_string() + "\n");
         }
         write_atomic(&dir.join("problems.jsonl"), problem_lines.as_bytes())?;
         write_atomic(&dir.join("prompts.jsonl"), prompt_lines.as_bytes())?;
         Ok(())
     })
+}
+
+/// The dataset's problems; Turbulence's with the run's rounds, subsets and
+/// oracles.
+fn read_dataset(
+    config: &RunConfig,
+    dataset: Dataset,
+    path: &Path,
+) -> Result<Vec<Problem>, PipelineError> {
+    if dataset != Dataset::Turbulence {
+        return dataset
+            .read(path, config.dataset.seed)
+            .map_err(|e| failed("problems", e));
+    }
+    let options = task::turbulence::Options {
+        rounds: config.dataset.rounds,
+        questions: config.dataset.questions.clone(),
+        instances: config.dataset.instances,
+        fuzz: config.dataset.fuzz,
+        upstream: config.dataset.oracles.clone(),
+        collection_errors_pass: config.dataset.collection_errors_pass,
+        ..Default::default()
+    };
+    let instances = task::turbulence::read_instances(path).map_err(|e| failed("problems", e))?;
+    task::turbulence::problems(&instances, &options).map_err(|e| failed("problems", e))
 }
 
 /// A seeded sample of `size` problems in dataset order, or all of them.

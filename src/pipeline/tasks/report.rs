@@ -23,6 +23,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::read_problems;
+use super::turbulence;
 use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
@@ -101,13 +102,29 @@ pub(crate) fn calibrate_and_report(
     if measures.iter().any(|m| m == ASK_TRUE) {
         measures.push(ASK_TRUE_NORMALIZED.to_owned());
     }
+    let turbulence = dataset == Dataset::Turbulence;
+    if turbulence && config.dataset.rounds > 1 {
+        measures.push(turbulence::SELF_CONSISTENCY.to_owned());
+    }
+    let mut turbulence_models = Vec::new();
+    let mut turbulence_views = Vec::new();
     let mut cells = Vec::new();
     let mut notes = Vec::new();
     let mut outcomes = Vec::new();
     let mut views = Vec::new();
     for label in labels {
-        let generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
-        let verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        let mut generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        let mut verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        if turbulence {
+            let answers = turbulence_answers(
+                &problems,
+                &mut generations,
+                &mut verdicts,
+                &mut notes,
+                label,
+            );
+            turbulence_models.push((label.clone(), answers));
+        }
         let first_item = views.len();
         views.extend(item_views(label, &problems, &generations, &verdicts));
         let item_indices: Vec<usize> = (first_item..views.len()).collect();
@@ -160,6 +177,24 @@ pub(crate) fn calibrate_and_report(
                 &item_indices,
             );
             files.write(dir, &report)?;
+            if turbulence {
+                turbulence_views.push(turbulence::MeasureView {
+                    model: label.clone(),
+                    measure: measure.clone(),
+                    confidence: report
+                        .out_of_fold_confidence
+                        .iter()
+                        .zip(&data.confidence)
+                        .map(|(rescaled, raw)| rescaled.unwrap_or(*raw))
+                        .collect(),
+                    accept_cutoff: report
+                        .cutoffs
+                        .accept
+                        .iter()
+                        .filter_map(|c| c.cutoff)
+                        .reduce(f64::max),
+                });
+            }
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
@@ -175,7 +210,53 @@ pub(crate) fn calibrate_and_report(
             });
         }
     }
-    write_tables(config, dataset, dir, cells, outcomes, notes, views)
+    let extra = if turbulence {
+        let mut tables = turbulence::paper_tables(&turbulence_models);
+        tables.extend(turbulence::calibration_tables(
+            &turbulence_models,
+            &turbulence_views,
+            options.bins,
+        ));
+        tables
+    } else {
+        Vec::new()
+    };
+    write_tables(config, dataset, dir, cells, outcomes, notes, views, extra)
+}
+
+/// Turbulence: drops the answers whose oracle could not run here (with a
+/// note naming how many), reads the rest with their instances, and adds
+/// each answer's self-consistency across rounds to its confidences.
+fn turbulence_answers(
+    problems: &[Problem],
+    generations: &mut Vec<Value>,
+    verdicts: &mut Vec<Value>,
+    notes: &mut Vec<String>,
+    label: &str,
+) -> Vec<turbulence::Answer> {
+    let available: Vec<bool> = verdicts
+        .iter()
+        .map(|v| text_field(v, "reason") != "unavailable")
+        .collect();
+    let dropped = available.iter().filter(|a| !**a).count();
+    if dropped > 0 {
+        notes.push(format!(
+            "{label}: {dropped} answers not judged: their oracle cannot run on this machine \
+             (Q57 and Q58 need numpy in the sandbox's Python)"
+        ));
+    }
+    let mut keep = available.iter();
+    generations.retain(|_| *keep.next().unwrap_or(&true));
+    let mut keep = available.iter();
+    verdicts.retain(|_| *keep.next().unwrap_or(&true));
+    let answers = turbulence::answers(problems, verdicts);
+    let consistency = turbulence::self_consistency(&answers, verdicts);
+    for (generation, value) in generations.iter_mut().zip(consistency) {
+        if let Some(value) = value {
+            generation["confidence"][turbulence::SELF_CONSISTENCY] = value.into();
+        }
+    }
+    answers
 }
 
 /// Each answer as the report shows it: the problem, the reply, the answer
@@ -504,6 +585,7 @@ fn write_tables(
     outcomes: Vec<Vec<String>>,
     notes: Vec<String>,
     items: Vec<ItemView>,
+    extra: Vec<Named>,
 ) -> Result<(), PipelineError> {
     let cells = &cells[..];
     let key = ["model", "measure"];
@@ -618,7 +700,10 @@ fn write_tables(
         },
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows),
-    ];
+    ]
+    .into_iter()
+    .chain(extra)
+    .collect::<Vec<_>>();
     let intro = format!(
         "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
          Cross-validation folds never split one problem's answers. Intervals are 95% \

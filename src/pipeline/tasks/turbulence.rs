@@ -1,0 +1,569 @@
+//! Turbulence's own tables (seed `002_c9cbfe9d1661ed8e.txt`) and the
+//! calibration views that only neighbourhoods make possible.
+//!
+//! The paper's: CorrSc per question (Definition 1) with its four classes
+//! (perfect success, perfect failure, consistent failure, random failure;
+//! section IV-B), the CorrSc histogram of Figure 4 (0, ten 0.1-wide bins, 1),
+//! Table I's overall row (mean CorrSc ± standard error over all answers),
+//! Table II's outcome counts, and the discontinuities behind each consistent
+//! failure. Beyond the paper: calibration per neighbourhood and the worst
+//! one, confidence turbulence (the spread of confidence inside a
+//! neighbourhood beside the spread of correctness), and the overconfident
+//! blind spots. Self-consistency across rounds is computed here as a
+//! confidence measure and calibrated like the others by the task report.
+//!
+//! Not for: judging (the `task::turbulence` worker) or calibrating (the
+//! task report hands in each cell's out-of-fold confidences).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::calibrate::metrics::{BinSpec, Sample};
+use crate::pipeline::artifacts::text_field;
+use crate::pipeline::tables::{Named, header};
+use crate::task::turbulence::TABLE_II;
+use crate::task::{Oracle, Problem};
+
+/// The confidence measure built from agreement across rounds.
+pub(super) const SELF_CONSISTENCY: &str = "self-consistency";
+
+/// One answer with where it belongs.
+#[derive(Clone, Debug)]
+pub(super) struct Answer {
+    pub id: String,
+    pub question: u32,
+    pub instance: u32,
+    pub params: String,
+    pub correct: bool,
+    pub reason: String,
+}
+
+/// One model x measure's confidences, in the answers' order.
+pub(super) struct MeasureView {
+    pub model: String,
+    pub measure: String,
+    /// Out-of-fold rescaled where there is one, else raw.
+    pub confidence: Vec<f64>,
+    /// The strictest acceptance cutoff found, if any.
+    pub accept_cutoff: Option<f64>,
+}
+
+/// The answers of one model's verdict rows, read with their problems.
+pub(super) fn answers(problems: &[Problem], verdicts: &[Value]) -> Vec<Answer> {
+    let by_id: BTreeMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    verdicts
+        .iter()
+        .filter_map(|verdict| {
+            let id = text_field(verdict, "id");
+            let problem = by_id.get(id.as_str())?;
+            let Oracle::Turbulence {
+                question,
+                instance,
+                job,
+                ..
+            } = &problem.oracle
+            else {
+                return None;
+            };
+            let job: Value = serde_json::from_str(job).unwrap_or_default();
+            Some(Answer {
+                id,
+                question: *question,
+                instance: *instance,
+                params: job["params"].to_string(),
+                correct: verdict["correct"].as_bool() == Some(true),
+                reason: text_field(verdict, "reason"),
+            })
+        })
+        .collect()
+}
+
+/// Each answer's self-consistency: the share of the other rounds of its
+/// instance whose answers behaved the same on the fuzz inputs (equal
+/// fingerprints); `None` when the instance has one round.
+pub(super) fn self_consistency(answers: &[Answer], verdicts: &[Value]) -> Vec<Option<f64>> {
+    let mut by_instance: BTreeMap<(u32, u32), Vec<String>> = BTreeMap::new();
+    for (answer, verdict) in answers.iter().zip(verdicts) {
+        by_instance
+            .entry((answer.question, answer.instance))
+            .or_default()
+            .push(text_field(verdict, "fingerprint"));
+    }
+    answers
+        .iter()
+        .zip(verdicts)
+        .map(|(answer, verdict)| {
+            let rounds = &by_instance[&(answer.question, answer.instance)];
+            let others = rounds.len().checked_sub(1).filter(|&n| n > 0)?;
+            let own = text_field(verdict, "fingerprint");
+            let alike = rounds.iter().filter(|f| **f == own).count() - 1;
+            Some(alike as f64 / others as f64)
+        })
+        .collect()
+}
+
+/// The paper's classes of a question's neighbourhood.
+fn class(answers: &[&Answer]) -> &'static str {
+    let correct = answers.iter().filter(|a| a.correct).count();
+    if correct == answers.len() {
+        return "perfect success";
+    }
+    if correct == 0 {
+        return "perfect failure";
+    }
+    if !always_failed(answers).is_empty() {
+        "consistent failure"
+    } else {
+        "random failure"
+    }
+}
+
+/// Instances whose every round failed, with their parameters.
+fn always_failed<'a>(answers: &[&'a Answer]) -> Vec<&'a Answer> {
+    by_instance(answers)
+        .into_values()
+        .filter(|rounds| rounds.iter().all(|a| !a.correct))
+        .map(|rounds| rounds[0])
+        .collect()
+}
+
+fn always_solved<'a>(answers: &[&'a Answer]) -> Vec<&'a Answer> {
+    by_instance(answers)
+        .into_values()
+        .filter(|rounds| rounds.iter().all(|a| a.correct))
+        .map(|rounds| rounds[0])
+        .collect()
+}
+
+fn by_instance<'a>(answers: &[&'a Answer]) -> BTreeMap<u32, Vec<&'a Answer>> {
+    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
+    for answer in answers {
+        map.entry(answer.instance).or_default().push(answer);
+    }
+    map
+}
+
+fn by_question(answers: &[Answer]) -> BTreeMap<u32, Vec<&Answer>> {
+    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
+    for answer in answers {
+        map.entry(answer.question).or_default().push(answer);
+    }
+    map
+}
+
+fn corrsc(answers: &[&Answer]) -> f64 {
+    answers.iter().filter(|a| a.correct).count() as f64 / answers.len().max(1) as f64
+}
+
+/// Histogram bin of a CorrSc: "0", ten 0.1-wide bins, "1" (Figure 4).
+fn histogram_bin(score: f64) -> usize {
+    if score <= 0.0 {
+        0
+    } else if score >= 1.0 {
+        11
+    } else {
+        1 + ((score * 10.0).floor() as usize).min(9)
+    }
+}
+
+const HISTOGRAM_BINS: [&str; 12] = [
+    "0",
+    "(0, 0.1)",
+    "[0.1, 0.2)",
+    "[0.2, 0.3)",
+    "[0.3, 0.4)",
+    "[0.4, 0.5)",
+    "[0.5, 0.6)",
+    "[0.6, 0.7)",
+    "[0.7, 0.8)",
+    "[0.8, 0.9)",
+    "[0.9, 1)",
+    "1",
+];
+
+fn list(answers: &[&Answer], most: usize) -> String {
+    let shown: Vec<&str> = answers
+        .iter()
+        .take(most)
+        .map(|a| a.params.as_str())
+        .collect();
+    let more = answers.len().saturating_sub(most);
+    let mut text = shown.join(" ");
+    if more > 0 {
+        text += &format!(" (+{more} more)");
+    }
+    text
+}
+
+/// The paper's tables for every model's answers.
+pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
+    let mut corrsc_rows = Vec::new();
+    let mut histogram_rows = Vec::new();
+    let mut classes_rows = Vec::new();
+    let mut table1 = Vec::new();
+    let mut table2 = Vec::new();
+    let mut discontinuities = Vec::new();
+    for (model, answers) in models {
+        let questions = by_question(answers);
+        let mut histogram = [0usize; 12];
+        let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
+        for (question, of_question) in &questions {
+            let score = corrsc(of_question);
+            let class = class(of_question);
+            histogram[histogram_bin(score)] += 1;
+            *classes.entry(class).or_default() += 1;
+            corrsc_rows.push(vec![
+                model.clone(),
+                format!("Q{question}"),
+                by_instance(of_question).len().to_string(),
+                of_question.len().to_string(),
+                format!("{score:.3}"),
+                class.to_owned(),
+            ]);
+            if class == "consistent failure" {
+                let failed = always_failed(of_question);
+                let solved = always_solved(of_question);
+                discontinuities.push(vec![
+                    model.clone(),
+                    format!("Q{question}"),
+                    failed.len().to_string(),
+                    list(&failed, 5),
+                    solved.len().to_string(),
+                    list(&solved, 5),
+                    format!("{} ({})", failed[0].id, failed[0].reason),
+                ]);
+            }
+        }
+        let mut row = vec![model.clone()];
+        row.extend(histogram.iter().map(usize::to_string));
+        histogram_rows.push(row);
+        let mut row = vec![model.clone()];
+        for name in [
+            "perfect success",
+            "perfect failure",
+            "consistent failure",
+            "random failure",
+        ] {
+            row.push(classes.get(name).copied().unwrap_or(0).to_string());
+        }
+        classes_rows.push(row);
+        table1.push(table1_row(model, answers, questions.len()));
+        table2.push(table2_row(model, answers));
+    }
+    let mut table2_header = vec!["model"];
+    table2_header.extend(TABLE_II.iter().map(|(_, name)| *name));
+    table2_header.push("Unavailable");
+    let mut histogram_header = vec!["model"];
+    histogram_header.extend(HISTOGRAM_BINS);
+    vec![
+        Named {
+            file: "turbulence_corrsc",
+            title: "Turbulence: CorrSc per question (Definition 1: correct answers / (M x N)) \
+                    and its class (section IV-B)"
+                .into(),
+            header: header(
+                &[
+                    "model",
+                    "question",
+                    "instances",
+                    "answers",
+                    "CorrSc",
+                    "class",
+                ],
+                &[],
+            ),
+            rows: corrsc_rows,
+        },
+        Named {
+            file: "turbulence_classes",
+            title: "Turbulence: questions per class (the paper's Figure 6)".into(),
+            header: header(
+                &[
+                    "model",
+                    "perfect success",
+                    "perfect failure",
+                    "consistent failure",
+                    "random failure",
+                ],
+                &[],
+            ),
+            rows: classes_rows,
+        },
+        Named {
+            file: "turbulence_histogram",
+            title: "Turbulence: questions per CorrSc bin (the paper's Figure 4)".into(),
+            header: header(&histogram_header, &[]),
+            rows: histogram_rows,
+        },
+        Named {
+            file: "turbulence_table1",
+            title: "Turbulence Table I: mean CorrSc ± standard error over all answers \
+                    (overall only: the paper names no question's difficulty)"
+                .into(),
+            header: header(&["model", "questions", "answers", "Overall"], &[]),
+            rows: table1,
+        },
+        Named {
+            file: "turbulence_table2",
+            title: "Turbulence Table II: answers per outcome (the first failing stage); \
+                    codecal's own oracles, not the upstream fixed tests"
+                .into(),
+            header: header(&table2_header, &[]),
+            rows: table2,
+        },
+        Named {
+            file: "turbulence_discontinuity",
+            title: "Turbulence: consistent failures, the parameters failed in every round \
+                    beside those solved in every round, and one failing answer"
+                .into(),
+            header: header(
+                &[
+                    "model",
+                    "question",
+                    "failed every round",
+                    "their parameters",
+                    "solved every round",
+                    "their parameters",
+                    "a failing answer (outcome)",
+                ],
+                &[],
+            ),
+            rows: discontinuities,
+        },
+    ]
+}
+
+fn table1_row(model: &str, answers: &[Answer], questions: usize) -> Vec<String> {
+    let n = answers.len();
+    let mean = answers.iter().filter(|a| a.correct).count() as f64 / n.max(1) as f64;
+    // The standard error of the mean of 0/1 outcomes, with the sample
+    // standard deviation.
+    let se = if n > 1 {
+        (mean * (1.0 - mean) * n as f64 / (n as f64 - 1.0)).sqrt() / (n as f64).sqrt()
+    } else {
+        0.0
+    };
+    vec![
+        model.to_owned(),
+        questions.to_string(),
+        n.to_string(),
+        format!("{mean:.3} ± {se:.3}"),
+    ]
+}
+
+fn table2_row(model: &str, answers: &[Answer]) -> Vec<String> {
+    let count = |name: &str| answers.iter().filter(|a| a.reason == name).count();
+    let mut row = vec![model.to_owned()];
+    for (reason, _) in TABLE_II {
+        let name = serde_json::to_value(reason).unwrap_or_default();
+        row.push(count(name.as_str().unwrap_or_default()).to_string());
+    }
+    row.push(count("unavailable").to_string());
+    row
+}
+
+/// Calibration per neighbourhood, the worst one, confidence turbulence and
+/// the overconfident blind spots, for every model x measure.
+pub(super) fn calibration_tables(
+    models: &[(String, Vec<Answer>)],
+    views: &[MeasureView],
+    spec: BinSpec,
+) -> Vec<Named> {
+    let mut per_question = Vec::new();
+    let mut worst = Vec::new();
+    let mut blind = Vec::new();
+    for view in views {
+        let Some((_, answers)) = models.iter().find(|(m, _)| *m == view.model) else {
+            continue;
+        };
+        let correct: Vec<bool> = answers.iter().map(|a| a.correct).collect();
+        let sample = Sample::new(&view.confidence, &correct, None, spec);
+        let pooled = sample.metrics(None);
+        let mut worst_here: Option<(f64, u32)> = None;
+        for question in by_question(answers).keys() {
+            let weights: Vec<u32> = answers
+                .iter()
+                .map(|a| u32::from(a.question == *question))
+                .collect();
+            let metrics = sample.metrics(Some(&weights));
+            let confidences: Vec<f64> = answers
+                .iter()
+                .zip(&view.confidence)
+                .filter(|(a, _)| a.question == *question)
+                .map(|(_, &c)| c)
+                .collect();
+            let (sd, range) = spread(&confidences);
+            let p = metrics.base_rate;
+            per_question.push(vec![
+                view.model.clone(),
+                view.measure.clone(),
+                format!("Q{question}"),
+                metrics.n.to_string(),
+                format!("{p:.3}"),
+                format!("{:.3}", (p * (1.0 - p)).sqrt()),
+                format!("{:.3}", mean(&confidences)),
+                format!("{sd:.3}"),
+                format!("{range:.3}"),
+                format!("{:.3}", metrics.ece),
+                metrics
+                    .skill_score
+                    .map_or("-".into(), |s| format!("{s:.3}")),
+            ]);
+            if worst_here.is_none_or(|(ece, _)| metrics.ece > ece) {
+                worst_here = Some((metrics.ece, *question));
+            }
+        }
+        if let Some((ece, question)) = worst_here {
+            worst.push(vec![
+                view.model.clone(),
+                view.measure.clone(),
+                format!("{:.3}", pooled.ece),
+                format!("Q{question}"),
+                format!("{ece:.3}"),
+            ]);
+        }
+        blind.push(blind_spots(view, answers));
+    }
+    vec![
+        Named {
+            file: "turbulence_neighbourhoods",
+            title: format!(
+                "Turbulence: calibration per neighbourhood (out-of-fold confidences, folds split \
+                 by question); confidence turbulence is the spread of confidence inside a \
+                 neighbourhood beside the spread of correctness; ECE with {} {:?} bins",
+                spec.count, spec.binning
+            ),
+            header: header(
+                &[
+                    "model",
+                    "measure",
+                    "question",
+                    "n",
+                    "success rate",
+                    "correctness sd",
+                    "mean confidence",
+                    "confidence sd",
+                    "confidence range",
+                    "ECE",
+                    "skill score",
+                ],
+                &[],
+            ),
+            rows: per_question,
+        },
+        Named {
+            file: "turbulence_worst",
+            title: "Turbulence: the pooled ECE beside the worst neighbourhood's".into(),
+            header: header(
+                &[
+                    "model",
+                    "measure",
+                    "pooled ECE",
+                    "worst question",
+                    "its ECE",
+                ],
+                &[],
+            ),
+            rows: worst,
+        },
+        Named {
+            file: "turbulence_blind_spots",
+            title: "Turbulence: overconfident blind spots, answers to instances failed in every \
+                    round whose calibrated confidence is above the acceptance cutoff (0.5 where \
+                    there is none)"
+                .into(),
+            header: header(&["model", "measure", "above", "answers", "examples"], &[]),
+            rows: blind,
+        },
+    ]
+}
+
+fn blind_spots(view: &MeasureView, answers: &[Answer]) -> Vec<String> {
+    let threshold = view.accept_cutoff.unwrap_or(0.5);
+    let mut failed_everywhere: BTreeMap<(u32, u32), bool> = BTreeMap::new();
+    for answer in answers {
+        let entry = failed_everywhere
+            .entry((answer.question, answer.instance))
+            .or_insert(true);
+        *entry &= !answer.correct;
+    }
+    let spots: Vec<&Answer> = answers
+        .iter()
+        .zip(&view.confidence)
+        .filter(|(a, c)| failed_everywhere[&(a.question, a.instance)] && **c > threshold)
+        .map(|(a, _)| a)
+        .collect();
+    let examples: Vec<&str> = spots.iter().take(5).map(|a| a.id.as_str()).collect();
+    vec![
+        view.model.clone(),
+        view.measure.clone(),
+        format!("{threshold:.3}"),
+        spots.len().to_string(),
+        examples.join(" "),
+    ]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
+/// Population standard deviation and range (max - min).
+fn spread(values: &[f64]) -> (f64, f64) {
+    let m = mean(values);
+    let var = values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / values.len().max(1) as f64;
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (var.sqrt(), if values.is_empty() { 0.0 } else { hi - lo })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(question: u32, instance: u32, correct: bool) -> Answer {
+        Answer {
+            id: format!("Q{question}/{instance}/1"),
+            question,
+            instance,
+            params: format!("[{instance}]"),
+            correct,
+            reason: if correct { "passed" } else { "fuzzing-failure" }.into(),
+        }
+    }
+
+    #[test]
+    fn classes_follow_section_iv_b() {
+        let all = |pattern: &[(u32, bool)]| -> Vec<Answer> {
+            pattern.iter().map(|&(i, c)| answer(1, i, c)).collect()
+        };
+        let classify = |answers: Vec<Answer>| {
+            let refs: Vec<&Answer> = answers.iter().collect();
+            class(&refs)
+        };
+        assert_eq!(
+            classify(all(&[(1, true), (1, true), (2, true)])),
+            "perfect success"
+        );
+        assert_eq!(classify(all(&[(1, false), (2, false)])), "perfect failure");
+        // Instance 2 fails in both rounds while instance 1 is solved.
+        assert_eq!(
+            classify(all(&[(1, true), (1, true), (2, false), (2, false)])),
+            "consistent failure"
+        );
+        // Every instance solved at least once.
+        assert_eq!(
+            classify(all(&[(1, true), (1, false), (2, false), (2, true)])),
+            "random failure"
+        );
+    }
+
+    #[test]
+    fn histogram_keeps_0_and_1_apart() {
+        assert_eq!(histogram_bin(0.0), 0);
+        assert_eq!(histogram_bin(0.05), 1);
+        assert_eq!(histogram_bin(0.1), 2);
+        assert_eq!(histogram_bin(0.999), 10);
+        assert_eq!(histogram_bin(1.0), 11);
+    }
+}

@@ -1,0 +1,385 @@
+"""Turbulence worker for codecal: judges one answer to one question instance.
+
+What it is: one self-contained Python 3 file that codecal's sandbox runs as ONE
+program, this text followed by ``run_job(<JSON text as a Python string
+literal>)`` on ``python3 -I``. The job holds the instance (question number,
+function name, parameters), the answer's code, the oracle (codecal's own
+``turbulence/oracles/qNN.py`` source, or an upstream checkout's instantiated
+solution, fuzz-input generator and tests) and the fuzzing settings. A passed
+answer ends the program normally; any other outcome raises ``TurbulenceVerdict``
+whose message is ``<outcome>\\t<detail>``, the last line the sandbox keeps.
+
+What it is not: the Turbulence harness (its code was not read). The order of
+the checks is the one ``../shared/data/turbulence/SOURCE.md`` states, with the
+paper's ten outcomes (Table II of 002_c9cbfe9d1661ed8e.txt) as the first failing
+stage: no function, wrong function name, wrong count of arguments, syntax
+error, static type error, resource exhaustion, runtime error, assertion error,
+fuzzing failure, passed. It is no sandbox: it executes the answer, so it must
+only run inside codecal's.
+
+Choices where the sources are silent:
+  * The static check is Python's own ``symtable``: a name read in the answer
+    that no scope of the answer binds and that is not a builtin ("undefined
+    variable", Pylint's E0602, pyflakes' UndefinedName). Answers with a star
+    import are not checked.
+  * An answer that raises ``MemoryError``, ``RecursionError`` or runs past the
+    per-call limit is resource exhaustion; any other exception, an
+    ``AssertionError`` of the answer's own included, is a runtime error. The
+    assertion-error outcome belongs to the fixed tests (upstream oracles).
+  * A result must be plain data (None, numbers, strings, bytes, containers of
+    them, numpy arrays for Q57/Q58), so that an object whose ``__eq__`` always
+    says yes is a fuzzing failure, not a pass.
+  * An input on which the model solution itself fails is skipped and counted.
+"""
+
+import ast
+import builtins
+import copy
+import hashlib
+import json
+import re
+import signal
+import symtable
+import sys
+import types
+
+OUTCOMES = (
+    "no-function",
+    "wrong-function-name",
+    "wrong-argument-count",
+    "syntax-error",
+    "static-type-error",
+    "resource-exhaustion",
+    "runtime-error",
+    "assertion-error",
+    "fuzzing-failure",
+    "passed",
+)
+DETAIL_CHARS = 240
+
+
+class TurbulenceVerdict(Exception):
+    """The answer's outcome, raised as the program's last act."""
+
+
+class CallTimeout(BaseException):
+    """The per-call time limit; a BaseException so that `except Exception` in an answer cannot swallow it."""
+
+
+def one_line(detail):
+    detail = " ".join(str(detail).split())
+    if len(detail) > DETAIL_CHARS:
+        detail = detail[: DETAIL_CHARS - 3] + "..."
+    return detail
+
+
+def verdict(outcome, detail, fingerprint=None):
+    """Ends the judging: `<outcome>\t<detail>\t<fingerprint>`."""
+    raise TurbulenceVerdict(f"{outcome}\t{one_line(detail)}\t{fingerprint or outcome}")
+
+
+# ---- the answer's shape ----------------------------------------------------
+
+DEF_LINE = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.M)
+
+
+def signature_count(code, name):
+    """(count, variadic) of the first `def name(...)`, or None when unreadable."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return count_arguments(node.args)
+    # The answer does not parse: read the def line alone.
+    for match in DEF_LINE.finditer(code):
+        if match.group(1) != name:
+            continue
+        header = code[match.start() :].split(":\n", 1)[0].strip()
+        try:
+            node = ast.parse(header.lstrip() + ": pass").body[0]
+        except (SyntaxError, ValueError, IndexError):
+            return None
+        return count_arguments(node.args)
+    return None
+
+
+def count_arguments(args):
+    count = len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs)
+    count += (args.vararg is not None) + (args.kwarg is not None)
+    return count, args.vararg is not None
+
+
+def check_shape(code, name, arity, variadic_question):
+    names = DEF_LINE.findall(code)
+    if not names:
+        verdict("no-function", "the answer defines no function")
+    if name not in names:
+        verdict("wrong-function-name", f"expected `{name}`, found {', '.join(names[:5])}")
+    counted = signature_count(code, name)
+    if counted is not None:
+        count, has_vararg = counted
+        if not (count == arity or (variadic_question and has_vararg)):
+            verdict("wrong-argument-count", f"`{name}` takes {count} parameters, the question {arity}")
+    try:
+        return compile(code, "<answer>", "exec")
+    except (SyntaxError, ValueError) as error:
+        verdict("syntax-error", f"{type(error).__name__}: {error}")
+
+
+# ---- the static check -------------------------------------------------------
+
+
+def undefined_names(code):
+    """Names the answer reads that nothing in it binds and that are no builtins."""
+    if re.search(r"^\s*from\s+\S+\s+import\s+\*", code, re.M):
+        return []
+    top = symtable.symtable(code, "<answer>", "exec")
+    bound = set(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__", "__spec__"}
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if symbol.is_global() or table is top or symbol.is_declared_global():
+                if symbol.is_assigned() or symbol.is_imported() or is_definition(table, symbol):
+                    bound.add(symbol.get_name())
+    missing = []
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            global_read = table is top or symbol.is_global()
+            if global_read and symbol.is_referenced() and symbol.get_name() not in bound:
+                missing.append(symbol.get_name())
+    return sorted(set(missing))
+
+
+def is_definition(table, symbol):
+    return any(child.get_name() == symbol.get_name() for child in table.get_children())
+
+
+def check_static(code):
+    try:
+        missing = undefined_names(code)
+    except (SyntaxError, ValueError):
+        return
+    if missing:
+        verdict("static-type-error", f"undefined name(s): {', '.join(missing)}")
+
+
+# ---- running with limits ----------------------------------------------------
+
+
+def on_alarm(signum, frame):
+    raise CallTimeout()
+
+
+def limited(seconds, function, *args):
+    """function(*args) under a wall-clock limit; exceptions pass through."""
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return function(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def failure_of(error):
+    """The outcome of an exception the answer raised."""
+    if isinstance(error, (CallTimeout, MemoryError, RecursionError)):
+        kind = "time limit" if isinstance(error, CallTimeout) else type(error).__name__
+        return "resource-exhaustion", kind
+    return "runtime-error", f"{type(error).__name__}: {error}"
+
+
+def load_answer(compiled, name, seconds):
+    namespace = {"__name__": "generated_answer", "__builtins__": builtins}
+    try:
+        limited(seconds, exec, compiled, namespace)
+    except BaseException as error:  # the answer's import-time code failed
+        verdict(*failure_of(error))
+    function = namespace.get(name)
+    if not callable(function):
+        verdict("wrong-function-name", f"`{name}` is not a function after the answer ran")
+    return namespace, function
+
+
+# ---- comparing results --------------------------------------------------------
+
+PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def is_plain(value, depth=0):
+    if depth > 50:
+        return False
+    if type(value) in PLAIN:
+        return True
+    if type(value) in (list, tuple, set, frozenset):
+        return all(is_plain(item, depth + 1) for item in value)
+    if type(value) is dict:
+        return all(is_plain(k, depth + 1) and is_plain(v, depth + 1) for k, v in value.items())
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic))
+
+
+def multiset(items):
+    return sorted(repr(item) for item in items)
+
+
+def matrices(items):
+    return sorted(repr(getattr(item, "tolist", lambda: item)()) for item in items)
+
+
+# Upstream harness's equality where it is not `==` (SOURCE.md, step 6).
+UPSTREAM_SAME = {
+    48: lambda got, want: isinstance(got, str) and got.upper() == str(want).upper(),
+    55: lambda got, want: isinstance(got, list) and multiset(got) == multiset(want),
+    56: lambda got, want: isinstance(got, list) and multiset(got) == multiset(want),
+    57: lambda got, want: isinstance(got, list) and matrices(got) == matrices(want),
+}
+
+
+def equal(same, got, want):
+    try:
+        result = same(got, want) if same else want == got
+        return bool(result)
+    except Exception:
+        return False
+
+
+# ---- the fixed tests (upstream oracles) --------------------------------------
+
+
+def run_tests(tests, name, function, seconds, collection_error_passes):
+    """Calls each `test_*` of the instantiated test file with the answer in scope."""
+    body = "\n".join(line for line in tests.splitlines() if not re.match(r"\s*from\s+\S+\s+import\s+" + re.escape(name) + r"\s*$", line))
+    try:
+        compiled = compile(body, "<tests>", "exec")
+    except (SyntaxError, ValueError) as error:
+        if collection_error_passes:
+            return f"tests did not compile ({type(error).__name__}); judged by fuzzing alone"
+        verdict("assertion-error", f"the fixed tests do not compile ({type(error).__name__}) and collection errors count as failures")
+    namespace = {"__name__": "tests", name: function}
+    exec(compiled, namespace)
+    for test_name in sorted(k for k, v in namespace.items() if k.startswith("test") and callable(v)):
+        try:
+            limited(seconds, namespace[test_name])
+        except AssertionError as error:
+            verdict("assertion-error", f"{test_name}: {error}")
+        except BaseException as error:
+            outcome, detail = failure_of(error)
+            verdict(outcome, f"{test_name}: {detail}")
+    return ""
+
+
+# ---- the oracle ----------------------------------------------------------------
+
+
+def own_oracle(job):
+    module = types.ModuleType("turbulence_oracle")
+    exec(compile(job["oracle"], f"<oracle Q{job['question']}>", "exec"), module.__dict__)
+    params = job["params"]
+    return {
+        "arity": module.arity(params),
+        "solution": module.solution(params),
+        "inputs": lambda seed: module.inputs(params, seed),
+        "same": getattr(module, "same", None),
+    }
+
+
+def upstream_oracle(job):
+    solution_space = {"__name__": "solution"}
+    exec(compile(job["solution"], "<upstream solution>", "exec"), solution_space)
+    generator_space = {"__name__": "gen_function_params"}
+    exec(compile(job["generator"], "<upstream generator>", "exec"), generator_space)
+    solution = solution_space[job["function"]]
+    node = next(
+        n for n in ast.walk(ast.parse(job["solution"])) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == job["function"]
+    )
+    params = job["params"]
+    generate = generator_space["input_generator"]
+    arity = count_arguments(node.args)[0]
+    return {
+        "arity": arity,
+        "solution": solution,
+        # One input per call: the one argument itself, or a tuple of them.
+        "inputs": lambda seed: spread(generate(params, seed), arity),
+        "same": UPSTREAM_SAME.get(job["question"]),
+    }
+
+
+def spread(value, arity):
+    return tuple(value) if arity != 1 and isinstance(value, (tuple, list)) else (value,)
+
+
+def fuzz(oracle, function, count, seconds):
+    """Compares the answer with the model solution on inputs 0..count-1.
+
+    The first failing input decides the outcome; later inputs still run
+    (except after resource exhaustion) so that the fingerprint, a digest of
+    every result, lets rounds that behave alike be recognised.
+    Returns (skipped inputs, fingerprint).
+    """
+    skipped, first, digest = 0, None, hashlib.sha256()
+    for seed in range(count):
+        arguments = tuple(oracle["inputs"](seed))
+        try:
+            want = limited(seconds * 4, oracle["solution"], *copy.deepcopy(arguments))
+        except BaseException:
+            skipped += 1
+            continue
+        shown = repr(arguments)[:120]
+        try:
+            got = limited(seconds, function, *copy.deepcopy(arguments))
+        except BaseException as error:
+            outcome, detail = failure_of(error)
+            digest.update(f"{seed}:raised {type(error).__name__}\n".encode())
+            first = first or (outcome, f"input {seed} {shown}: {detail}")
+            if outcome == "resource-exhaustion":
+                break
+            continue
+        if not is_plain(got):
+            digest.update(f"{seed}:{type(got).__name__}\n".encode())
+            first = first or ("fuzzing-failure", f"input {seed} {shown}: returned a {type(got).__name__}, not plain data")
+            continue
+        agrees = equal(oracle["same"], got, want)
+        digest.update(f"{seed}:{'=' if agrees else safe_repr(got)}\n".encode())
+        if not agrees:
+            first = first or ("fuzzing-failure", f"input {seed} {shown}: expected {safe_repr(want)[:60]}, got {safe_repr(got)[:60]}")
+    fingerprint = "fuzz:" + digest.hexdigest()[:16]
+    if first:
+        verdict(*first, fingerprint)
+    return skipped, fingerprint
+
+
+def safe_repr(value):
+    try:
+        return repr(value)
+    except BaseException:
+        return f"<{type(value).__name__}>"
+
+
+def run_job(text):
+    job = json.loads(text)
+    signal.signal(signal.SIGALRM, on_alarm)
+    sys.setrecursionlimit(5000)
+    try:
+        oracle = upstream_oracle(job) if job.get("solution") is not None else own_oracle(job)
+    except BaseException as error:
+        verdict("unavailable", f"the oracle cannot run here: {type(error).__name__}: {error}")
+    code, name, seconds = job["answer"], job["function"], job["call_seconds"]
+    compiled = check_shape(code, name, oracle["arity"], job.get("variadic", False))
+    check_static(code)
+    _, function = load_answer(compiled, name, seconds)
+    notes = []
+    if job.get("tests") is not None:
+        note = run_tests(job["tests"], name, function, seconds, job.get("collection_error_passes", True))
+        if note:
+            notes.append(note)
+    skipped, fingerprint = fuzz(oracle, function, job["fuzz"], seconds)
+    if skipped:
+        notes.append(f"{skipped} inputs skipped: the model solution failed on them")
+    sys.stderr.write(f"passed\t{one_line('; '.join(notes))}\t{fingerprint}\n")
