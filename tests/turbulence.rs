@@ -266,3 +266,220 @@ fn a_checkout_that_is_not_there_is_refused_naming_it() {
     assert!(stderr.contains("/no/such/Source_Code"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+/// Whether the canned answer to (question, instance, round) is right: Q1
+/// always (perfect success), Q2 never (perfect failure), Q3 all but
+/// instance 1, which fails every round (consistent failure), Q4 all but one
+/// round per instance (random failure).
+fn designed_right(question: u64, instance: u64, round: u64) -> bool {
+    match question {
+        1 => true,
+        2 => false,
+        3 => instance != 1,
+        _ => round != instance % 3 + 1,
+    }
+}
+
+fn csv(run: &Path, table: &str) -> Vec<Vec<String>> {
+    common::csv_rows(&run.join(format!("tables/{table}.csv")))
+}
+
+#[test]
+fn a_turbulence_run_on_loopback_writes_every_table_and_the_classes() {
+    use common::server::{Server, completion, json};
+    use std::collections::HashMap;
+    let Some(data) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = dir.path().join("pairs.jsonl");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/answers.py");
+    let made = Command::new("python3")
+        .arg(&script)
+        .arg(&data)
+        .arg(&pairs)
+        .args(["--per-question", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    // The prompt codecal sends for each instance, to the instance and its answers.
+    let prompts: HashMap<String, (u64, u64)> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|row| {
+            row["question"].as_u64().unwrap() <= 4 && row["instance"].as_u64().unwrap() <= 3
+        })
+        .map(|row| {
+            let prompt = codecal::task::turbulence::prompt(row["prompt"].as_str().unwrap());
+            (
+                prompt,
+                (
+                    row["question"].as_u64().unwrap(),
+                    row["instance"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    let answers: HashMap<(u64, u64), (String, String)> = std::fs::read_to_string(&pairs)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|row| row["correct"].is_string())
+        .map(|row| {
+            let key = (
+                row["question"].as_u64().unwrap(),
+                row["instance"].as_u64().unwrap(),
+            );
+            let code = |kind: &str| row[kind].as_str().unwrap().to_owned();
+            (key, (code("correct"), code("wrong")))
+        })
+        .collect();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let Some(&(question, instance)) = prompts.get(prompt) else {
+            // The reflective questions: "True" with a middling probability.
+            return json(200, &completion(&[("True", 0.6)]));
+        };
+        let round = seen.body["seed"].as_u64().unwrap() + 1;
+        let (right, wrong) = &answers[&(question, instance)];
+        let correct = designed_right(question, instance, round);
+        let code = if correct { right } else { wrong };
+        // Q3's blocked instance is answered with high confidence: a blind spot.
+        let p = if correct || question == 3 { 0.9 } else { 0.3 };
+        let text = format!("Here it is:\n```python\n{code}```\nDone.");
+        json(200, &completion(&[(&text, p)]))
+    });
+    let config = dir.path().join("turbulence.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"name = "turbulence"
+runs_dir = "{runs}"
+task = "turbulence"
+
+[dataset]
+path = "{data}"
+questions = [1, 2, 3, 4]
+instances = 3
+rounds = 3
+fuzz = 50
+timeout_s = 30
+
+[[backends]]
+kind = "openai"
+base_url = "{url}"
+model = "test-model"
+concurrency = 2
+retry_base_ms = 10
+
+[generation]
+reflective = ["ask-true"]
+
+[calibration]
+confidence = ["average_token_probability", "total_probability"]
+cv = "group"
+folds = 4
+bootstrap = 20
+"#,
+            runs = dir.path().join("runs").display(),
+            data = data.display(),
+            url = server.base_url,
+        ),
+    )
+    .unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("runs/turbulence");
+    let verdicts: Vec<serde_json::Value> =
+        std::fs::read_to_string(run.join("verdicts/openai-test-model.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    assert_eq!(verdicts.len(), 4 * 3 * 3);
+    for verdict in &verdicts {
+        let id = verdict["id"].as_str().unwrap();
+        let parts: Vec<u64> = id[1..].split('/').map(|p| p.parse().unwrap()).collect();
+        let expected = designed_right(parts[0], parts[1], parts[2]);
+        assert_eq!(verdict["correct"].as_bool(), Some(expected), "{verdict}");
+    }
+    let classes = csv(&run, "turbulence_classes");
+    assert_eq!(classes, [["openai-test-model", "1", "1", "1", "1"]]);
+    let corrsc = csv(&run, "turbulence_corrsc");
+    let score = |q: &str| corrsc.iter().find(|r| r[1] == q).unwrap()[4].clone();
+    assert_eq!(
+        (score("Q1"), score("Q2"), score("Q3"), score("Q4")),
+        (
+            "1.000".into(),
+            "0.000".into(),
+            "0.667".into(),
+            "0.667".into()
+        )
+    );
+    let histogram = csv(&run, "turbulence_histogram");
+    assert_eq!(histogram[0][1], "1", "one question at 0: {histogram:?}");
+    assert_eq!(histogram[0][12], "1", "one question at 1: {histogram:?}");
+    assert_eq!(
+        histogram[0][8], "2",
+        "two questions in [0.6, 0.7): {histogram:?}"
+    );
+    let correct = verdicts.iter().filter(|v| v["correct"] == true).count();
+    let table1 = csv(&run, "turbulence_table1");
+    let mean = correct as f64 / verdicts.len() as f64;
+    assert!(
+        table1[0][3].starts_with(&format!("{mean:.3} ± ")),
+        "{table1:?}"
+    );
+    let table2 = csv(&run, "turbulence_table2");
+    assert_eq!(table2[0][10], correct.to_string(), "passed: {table2:?}");
+    let failed: usize = table2[0][1..10]
+        .iter()
+        .map(|n| n.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(failed, verdicts.len() - correct, "{table2:?}");
+    let discontinuity = csv(&run, "turbulence_discontinuity");
+    assert_eq!(discontinuity.len(), 1, "{discontinuity:?}");
+    assert_eq!(
+        (discontinuity[0][1].as_str(), discontinuity[0][2].as_str()),
+        ("Q3", "1")
+    );
+    assert!(
+        discontinuity[0][6].starts_with("Q3/1/"),
+        "{discontinuity:?}"
+    );
+    // Every answer of Q3's blocked instance came with p = 0.9, which the
+    // other questions' answers (one question per fold) teach is right.
+    let blind = csv(&run, "turbulence_blind_spots");
+    let spots = blind
+        .iter()
+        .find(|r| r[1] == "average_token_probability")
+        .unwrap();
+    assert_eq!(spots[3], "3", "{blind:?}");
+    assert_eq!(spots[4], "Q3/1/1 Q3/1/2 Q3/1/3", "{blind:?}");
+    let neighbourhoods = csv(&run, "turbulence_neighbourhoods");
+    assert!(neighbourhoods.iter().any(|r| r[1] == "self-consistency"));
+    assert_eq!(
+        neighbourhoods
+            .iter()
+            .filter(|r| r[1] == "average_token_probability")
+            .count(),
+        4
+    );
+    assert_eq!(
+        csv(&run, "turbulence_worst").len(),
+        neighbourhoods.len() / 4
+    );
+    // Self-consistency is calibrated like the other measures.
+    let table5 = csv(&run, "table5");
+    assert!(
+        table5.iter().any(|r| r[1] == "self-consistency"),
+        "{table5:?}"
+    );
+}

@@ -221,7 +221,24 @@ pub(crate) fn calibrate_and_report(
     } else {
         Vec::new()
     };
-    write_tables(config, dataset, dir, cells, outcomes, notes, views, extra)
+    let gathered = Gathered {
+        cells,
+        outcomes,
+        notes,
+        items: views,
+        extra,
+    };
+    write_tables(config, dataset, dir, gathered)
+}
+
+/// What the calibration loop gathered for the tables.
+struct Gathered {
+    cells: Vec<Cell>,
+    outcomes: Vec<Vec<String>>,
+    notes: Vec<String>,
+    items: Vec<ItemView>,
+    /// Tables of the dataset's own (Turbulence's).
+    extra: Vec<Named>,
 }
 
 /// Turbulence: drops the answers whose oracle could not run here (with a
@@ -581,12 +598,15 @@ fn write_tables(
     config: &RunConfig,
     dataset: Dataset,
     dir: &Path,
-    cells: Vec<Cell>,
-    outcomes: Vec<Vec<String>>,
-    notes: Vec<String>,
-    items: Vec<ItemView>,
-    extra: Vec<Named>,
+    gathered: Gathered,
 ) -> Result<(), PipelineError> {
+    let Gathered {
+        cells,
+        outcomes,
+        notes,
+        items,
+        extra,
+    } = gathered;
     let cells = &cells[..];
     let key = ["model", "measure"];
     let seed_header = ["Brier", "skill score", "ECE"];

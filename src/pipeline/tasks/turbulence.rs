@@ -471,7 +471,7 @@ pub(super) fn calibration_tables(
             file: "turbulence_blind_spots",
             title: "Turbulence: overconfident blind spots, answers to instances failed in every \
                     round whose calibrated confidence is above the acceptance cutoff (0.5 where \
-                    there is none)"
+                    there is none), the five most confident as examples"
                 .into(),
             header: header(&["model", "measure", "above", "answers", "examples"], &[]),
             rows: blind,
@@ -488,13 +488,15 @@ fn blind_spots(view: &MeasureView, answers: &[Answer]) -> Vec<String> {
             .or_insert(true);
         *entry &= !answer.correct;
     }
-    let spots: Vec<&Answer> = answers
+    let mut spots: Vec<(&Answer, f64)> = answers
         .iter()
         .zip(&view.confidence)
         .filter(|(a, c)| failed_everywhere[&(a.question, a.instance)] && **c > threshold)
-        .map(|(a, _)| a)
+        .map(|(a, c)| (a, *c))
         .collect();
-    let examples: Vec<&str> = spots.iter().take(5).map(|a| a.id.as_str()).collect();
+    // The most confident first; ties in answer order.
+    spots.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let examples: Vec<&str> = spots.iter().take(5).map(|(a, _)| a.id.as_str()).collect();
     vec![
         view.model.clone(),
         view.measure.clone(),
