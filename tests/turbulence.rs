@@ -57,12 +57,7 @@ fn own_oracles_pass_their_correct_answers_and_catch_their_wrong_ones() {
     let dir = tempfile::tempdir().unwrap();
     let pairs = dir.path().join("pairs.jsonl");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/answers.py");
-    // The sandbox's interpreter, so that numpy (Q57, Q58) is the same one.
-    let python = ["/usr/bin/python3", "python3"]
-        .into_iter()
-        .find(|p| !p.starts_with('/') || Path::new(p).exists())
-        .unwrap();
-    let made = Command::new(python)
+    let made = Command::new(python())
         .arg(&script)
         .arg(&data)
         .arg(&pairs)
@@ -292,7 +287,7 @@ fn a_turbulence_run_on_loopback_writes_every_table_and_the_classes() {
     let dir = tempfile::tempdir().unwrap();
     let pairs = dir.path().join("pairs.jsonl");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/answers.py");
-    let made = Command::new("python3")
+    let made = Command::new(python())
         .arg(&script)
         .arg(&data)
         .arg(&pairs)
@@ -482,4 +477,96 @@ bootstrap = 20
         table5.iter().any(|r| r[1] == "self-consistency"),
         "{table5:?}"
     );
+}
+
+/// The interpreter the sandbox uses where it exists (its numpy serves Q57, Q58).
+fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+#[test]
+fn another_parameter_seed_gives_valid_neighbourhoods_that_judge() {
+    let Some(data) = ready() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/instances.py");
+    let data_dir = data.parent().unwrap();
+    // The question templates instantiate to the published prompts exactly.
+    let check = Command::new(python())
+        .arg(&script)
+        .args(["--check-published", "--data"])
+        .arg(data_dir)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let make = |out: &Path| {
+        let made = Command::new(python())
+            .arg(&script)
+            .args(["--seed", "7", "--data"])
+            .arg(data_dir)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        std::fs::read_to_string(out).unwrap()
+    };
+    let (first, second) = (
+        make(&dir.path().join("a.jsonl")),
+        make(&dir.path().join("b.jsonl")),
+    );
+    assert_eq!(first, second, "the same seed gives the same instances");
+    let instances = codecal::task::turbulence::read_instances(&dir.path().join("a.jsonl")).unwrap();
+    assert_eq!(instances.len(), 6000);
+    let published = codecal::task::turbulence::read_instances(&data).unwrap();
+    assert_ne!(
+        instances[..100],
+        published[..100],
+        "another seed, other valuations"
+    );
+    // Q1's hand-picked rows (`0 1`, `200 200`) are in its neighbourhood.
+    let q1: Vec<&serde_json::Value> = instances
+        .iter()
+        .filter(|i| i.question == 1)
+        .flat_map(|i| &i.params)
+        .collect();
+    assert_eq!(q1.len(), 200);
+    let rows: Vec<String> = instances
+        .iter()
+        .filter(|i| i.question == 1)
+        .map(|i| serde_json::to_string(&i.params).unwrap())
+        .collect();
+    assert!(rows.contains(&"[0,1]".to_owned()) && rows.contains(&"[200,200]".to_owned()));
+    // Its first instance judges like any other: the exact slice passes.
+    let first_q1 = instances
+        .iter()
+        .find(|i| i.question == 1 && i.instance == 1)
+        .unwrap();
+    let (i, j) = (
+        first_q1.params[0].as_i64().unwrap(),
+        first_q1.params[1].as_i64().unwrap(),
+    );
+    let answer = format!(
+        "def all_ints_inclusive(lst):\n    return lst[{i}:{}]\n",
+        j + 1
+    );
+    let answers = answers_file(dir.path(), &[("Q1/1/1".into(), answer)]);
+    let verdicts = judge(
+        &[],
+        &dir.path().join("a.jsonl"),
+        &answers,
+        &dir.path().join("v.jsonl"),
+    );
+    assert_eq!(verdicts[0]["reason"], "passed", "{}", verdicts[0]);
 }
