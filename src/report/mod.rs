@@ -5,6 +5,7 @@
 //! `report.html`.
 //! No metric is computed here; every number comes from the report.
 
+mod bar_chart;
 mod html;
 mod reliability;
 mod risk_coverage;
@@ -19,6 +20,7 @@ use crate::calibrate::metrics::METRIC_NAMES;
 use crate::calibrate::{CalibrationReport, CvStrategy, Evaluation, Method};
 use crate::score::PairScores;
 
+pub use bar_chart::bar_chart_svg;
 pub use html::{LIST_LENGTH, least_confident_right, most_confident_wrong};
 pub use reliability::{PngError, reliability_svg, render_png};
 pub use risk_coverage::risk_coverage_svg;

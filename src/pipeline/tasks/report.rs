@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::read_problems;
 use super::turbulence;
+use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
@@ -40,7 +41,7 @@ use crate::pipeline::calibration::{
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
-use crate::report::run::{CellView, ItemText, ItemView};
+use crate::report::run::{CellView, ItemText, ItemView, Section};
 use crate::task::Problem;
 use crate::task::datasets::Dataset;
 
@@ -210,16 +211,24 @@ pub(crate) fn calibrate_and_report(
             });
         }
     }
-    let extra = if turbulence {
+    let (extra, sections) = if turbulence {
         let mut tables = turbulence::paper_tables(&turbulence_models);
         tables.extend(turbulence::calibration_tables(
             &turbulence_models,
             &turbulence_views,
             options.bins,
         ));
-        tables
+        let figure = "figures/turbulence_histogram.svg";
+        create_dir(&dir.join("figures"))?;
+        let svg = turbulence::histogram_svg(&turbulence_models);
+        write_atomic(&dir.join(figure), svg.as_bytes())?;
+        let section = Section {
+            heading: "Turbulence: the CorrSc histogram".into(),
+            body: format!("Questions per CorrSc bin, a bar per model: [svg]({figure})"),
+        };
+        (tables, vec![section])
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let gathered = Gathered {
         cells,
@@ -227,6 +236,7 @@ pub(crate) fn calibrate_and_report(
         notes,
         items: views,
         extra,
+        sections,
     };
     write_tables(config, dataset, dir, gathered)
 }
@@ -237,8 +247,9 @@ struct Gathered {
     outcomes: Vec<Vec<String>>,
     notes: Vec<String>,
     items: Vec<ItemView>,
-    /// Tables of the dataset's own (Turbulence's).
+    /// Tables and figures of the dataset's own (Turbulence's).
     extra: Vec<Named>,
+    sections: Vec<Section>,
 }
 
 /// Turbulence: drops the answers whose oracle could not run here (with a
@@ -606,6 +617,7 @@ fn write_tables(
         notes,
         items,
         extra,
+        sections,
     } = gathered;
     let cells = &cells[..];
     let key = ["model", "measure"];
@@ -742,7 +754,7 @@ fn write_tables(
         data,
         tables,
         notes,
-        sections: Vec::new(),
+        sections,
         items,
         cells: cells.iter().map(|c| c.view.clone()).collect(),
     };

@@ -196,6 +196,25 @@ fn list(answers: &[&Answer], most: usize) -> String {
     text
 }
 
+/// Figure 4's histogram as an SVG: questions per CorrSc bin, a bar per model.
+pub(super) fn histogram_svg(models: &[(String, Vec<Answer>)]) -> String {
+    let series: Vec<(String, Vec<usize>)> = models
+        .iter()
+        .map(|(model, answers)| {
+            let mut counts = vec![0; HISTOGRAM_BINS.len()];
+            for of_question in by_question(answers).values() {
+                counts[histogram_bin(corrsc(of_question))] += 1;
+            }
+            (model.clone(), counts)
+        })
+        .collect();
+    crate::report::bar_chart_svg(
+        "Questions per CorrSc bin (Turbulence, Figure 4)",
+        &HISTOGRAM_BINS,
+        &series,
+    )
+}
+
 /// The paper's tables for every model's answers.
 pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
     let mut corrsc_rows = Vec::new();

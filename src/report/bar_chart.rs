@@ -1,0 +1,103 @@
+//! A grouped bar chart of counts per category, one colour per series: the
+//! Turbulence CorrSc histogram (the paper's Figure 4, questions per score
+//! bin for each model). Not for: deciding what is counted.
+
+use std::fmt::Write;
+
+use super::reliability::svg_open;
+
+const PLOT_LEFT: f64 = 50.0;
+const PLOT_TOP: f64 = 40.0;
+const PLOT_HEIGHT: f64 = 220.0;
+const SLOT: f64 = 56.0;
+const COLOURS: [&str; 6] = [
+    "#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860",
+];
+
+/// Bars of `series` (name, one count per label) over `labels`, under `title`.
+pub fn bar_chart_svg(title: &str, labels: &[&str], series: &[(String, Vec<usize>)]) -> String {
+    let width = PLOT_LEFT + SLOT * labels.len() as f64 + 20.0;
+    let height = PLOT_TOP + PLOT_HEIGHT + 60.0 + 16.0 * series.len() as f64;
+    let most = series
+        .iter()
+        .flat_map(|(_, counts)| counts.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let y = |count: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - count / most as f64);
+    let mut svg = svg_open(width, height);
+    let _ = writeln!(
+        svg,
+        "<text x=\"{PLOT_LEFT}\" y=\"20\" font-weight=\"bold\">{}</text>",
+        escape(title)
+    );
+    let _ = writeln!(
+        svg,
+        "<line x1=\"{PLOT_LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\" stroke=\"black\"/>\n\
+         <text x=\"{tick_x}\" y=\"{top}\" text-anchor=\"end\">{most}</text>\n\
+         <text x=\"{tick_x}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
+        bottom = y(0.0),
+        right = width - 20.0,
+        tick_x = PLOT_LEFT - 6.0,
+        top = y(most as f64) + 4.0,
+    );
+    let bar = (SLOT - 8.0) / series.len().max(1) as f64;
+    for (slot, label) in labels.iter().enumerate() {
+        let left = PLOT_LEFT + SLOT * slot as f64 + 4.0;
+        for (index, (_, counts)) in series.iter().enumerate() {
+            let count = counts.get(slot).copied().unwrap_or(0) as f64;
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" fill=\"{}\"/>",
+                left + bar * index as f64,
+                y(count),
+                y(0.0) - y(count),
+                COLOURS[index % COLOURS.len()]
+            );
+        }
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{}</text>",
+            left + (SLOT - 8.0) / 2.0,
+            y(0.0) + 14.0,
+            escape(label)
+        );
+    }
+    for (index, (name, _)) in series.iter().enumerate() {
+        let row = PLOT_TOP + PLOT_HEIGHT + 40.0 + 16.0 * index as f64;
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{PLOT_LEFT}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n\
+             <text x=\"{:.1}\" y=\"{row:.1}\">{}</text>",
+            row - 9.0,
+            COLOURS[index % COLOURS.len()],
+            PLOT_LEFT + 16.0,
+            escape(name)
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_bar_per_series_and_label_with_escaped_text() {
+        let svg = bar_chart_svg(
+            "a < b",
+            &["0", "(0, 0.1)", "1"],
+            &[("m&1".into(), vec![3, 0, 1]), ("m2".into(), vec![1, 2, 0])],
+        );
+        assert_eq!(svg.matches("<rect x=").count(), 3 * 2 + 2);
+        assert!(svg.contains("a &lt; b") && svg.contains("m&amp;1"));
+        assert!(svg.ends_with("</svg>\n"));
+    }
+}
