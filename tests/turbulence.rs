@@ -51,17 +51,17 @@ fn answers_file(dir: &Path, rows: &[(String, String)]) -> PathBuf {
     path
 }
 
-#[test]
-fn own_oracles_pass_their_correct_answers_and_catch_their_wrong_ones() {
-    let Some(data) = ready() else { return };
+/// Each oracle's correct and wrong answers to the first `per_question`
+/// instances of every question (`turbulence/answers.py`).
+fn oracle_answers(data: &Path, per_question: usize) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let pairs = dir.path().join("pairs.jsonl");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/answers.py");
     let made = Command::new(python())
         .arg(&script)
-        .arg(&data)
+        .arg(data)
         .arg(&pairs)
-        .args(["--per-question", "2"])
+        .args(["--per-question", &per_question.to_string()])
         .output()
         .unwrap();
     assert!(
@@ -69,10 +69,20 @@ fn own_oracles_pass_their_correct_answers_and_catch_their_wrong_ones() {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
+    std::fs::read_to_string(&pairs)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn own_oracles_pass_their_correct_answers_and_catch_their_wrong_ones() {
+    let Some(data) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
     let mut unavailable = Vec::new();
-    for line in std::fs::read_to_string(&pairs).unwrap().lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+    for row in oracle_answers(&data, 2) {
         if let Some(why) = row["unavailable"].as_str() {
             unavailable.push(format!("Q{}: {why}", row["question"]));
             continue;
@@ -285,20 +295,6 @@ fn a_turbulence_run_on_loopback_writes_every_table_and_the_classes() {
     use std::collections::HashMap;
     let Some(data) = ready() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let pairs = dir.path().join("pairs.jsonl");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("turbulence/answers.py");
-    let made = Command::new(python())
-        .arg(&script)
-        .arg(&data)
-        .arg(&pairs)
-        .args(["--per-question", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
     // The prompt codecal sends for each instance, to the instance and its answers.
     let prompts: HashMap<String, (u64, u64)> = std::fs::read_to_string(&data)
         .unwrap()
@@ -318,10 +314,8 @@ fn a_turbulence_run_on_loopback_writes_every_table_and_the_classes() {
             )
         })
         .collect();
-    let answers: HashMap<(u64, u64), (String, String)> = std::fs::read_to_string(&pairs)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+    let answers: HashMap<(u64, u64), (String, String)> = oracle_answers(&data, 3)
+        .into_iter()
         .filter(|row| row["correct"].is_string())
         .map(|row| {
             let key = (
