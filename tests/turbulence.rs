@@ -163,6 +163,11 @@ fn each_of_the_ten_outcomes_has_an_answer_that_produces_it() {
             "fuzzing-failure",
             "def all_ints_inclusive(lst):\n    return lst[14:64]\n".to_owned(),
         ),
+        // Past the sandbox's 2 GiB of address space: a MemoryError.
+        (
+            "resource-exhaustion",
+            "def all_ints_inclusive(lst):\n    return [0] * (10 ** 10)\n".to_owned(),
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     let rows: Vec<(String, String)> = answers
@@ -174,11 +179,18 @@ fn each_of_the_ten_outcomes_has_an_answer_that_produces_it() {
     for ((expected, _), verdict) in answers.iter().zip(&verdicts) {
         assert_eq!(verdict["reason"], *expected, "{verdict}");
     }
+    assert_eq!(verdicts.len(), answers.len());
     assert!(
         verdicts[7]["detail"]
             .as_str()
             .unwrap()
             .contains("TypeError")
+    );
+    assert!(
+        verdicts[9]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("MemoryError")
     );
     // The assertion-error outcome comes from fixed tests: the upstream fixture.
     let upstream = fixture();

@@ -6,8 +6,13 @@ literal>)`` on ``python3 -I``. The job holds the instance (question number,
 function name, parameters), the answer's code, the oracle (codecal's own
 ``turbulence/oracles/qNN.py`` source, or an upstream checkout's instantiated
 solution, fuzz-input generator and tests) and the fuzzing settings. A passed
-answer ends the program normally; any other outcome raises ``TurbulenceVerdict``
-whose message is ``<outcome>\\t<detail>``, the last line the sandbox keeps.
+answer ends the program normally after writing ``passed\\t<notes>\\t<fingerprint>``
+to stderr; any other outcome raises ``TurbulenceVerdict`` whose message is
+``<outcome>\\t<detail>\\t<fingerprint>``: the last line the sandbox keeps. The
+fingerprint is a digest of the answer's results on every fuzz input (or its
+failing stage), equal for answers that behave alike, so that rounds can be
+compared (self-consistency). An oracle that cannot run here (Q57 and Q58
+without numpy) gives ``unavailable``.
 
 What it is not: the Turbulence harness (its code was not read). The order of
 the checks is the one ``../shared/data/turbulence/SOURCE.md`` states, with the
