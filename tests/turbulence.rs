@@ -462,8 +462,9 @@ bootstrap = 20
         .iter()
         .find(|r| r[1] == "average_token_probability")
         .unwrap();
-    assert_eq!(spots[3], "3", "{blind:?}");
-    assert_eq!(spots[4], "Q3/1/1 Q3/1/2 Q3/1/3", "{blind:?}");
+    assert_eq!(spots[2], "out-of-fold", "{blind:?}");
+    assert_eq!(spots[4], "3", "{blind:?}");
+    assert_eq!(spots[5], "Q3/1/1 Q3/1/2 Q3/1/3", "{blind:?}");
     let neighbourhoods = csv(&run, "turbulence_neighbourhoods");
     assert!(neighbourhoods.iter().any(|r| r[1] == "self-consistency"));
     assert_eq!(

@@ -39,6 +39,18 @@ pub(crate) fn header(first: &[&str], rest: &[&str]) -> Vec<String> {
 pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<Vec<ReportTable>, PipelineError> {
     create_dir(&dir.join("tables"))?;
     for table in tables {
+        // A row of another width would shift every later column.
+        if let Some(row) = table.rows.iter().find(|r| r.len() != table.header.len()) {
+            return Err(PipelineError::Artifact {
+                path: dir.join(format!("tables/{}.csv", table.file)),
+                message: format!(
+                    "a row of {} cells under a header of {} ({:?})",
+                    row.len(),
+                    table.header.len(),
+                    row.first()
+                ),
+            });
+        }
         write_atomic(
             &dir.join(format!("tables/{}.csv", table.file)),
             render_csv(table).as_bytes(),

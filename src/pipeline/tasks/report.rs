@@ -188,6 +188,7 @@ pub(crate) fn calibrate_and_report(
                         .zip(&data.confidence)
                         .map(|(rescaled, raw)| rescaled.unwrap_or(*raw))
                         .collect(),
+                    rescaled: report.rescaled.is_some(),
                     accept_cutoff: report
                         .cutoffs
                         .accept

@@ -45,6 +45,8 @@ pub(super) struct MeasureView {
     pub measure: String,
     /// Out-of-fold rescaled where there is one, else raw.
     pub confidence: Vec<f64>,
+    /// Whether `confidence` is rescaled (false where no rescaler could be fitted).
+    pub rescaled: bool,
     /// The strictest acceptance cutoff found, if any.
     pub accept_cutoff: Option<f64>,
 }
@@ -417,6 +419,7 @@ pub(super) fn calibration_tables(
             per_question.push(vec![
                 view.model.clone(),
                 view.measure.clone(),
+                kind_of(view).into(),
                 format!("Q{question}"),
                 metrics.n.to_string(),
                 format!("{p:.3}"),
@@ -449,7 +452,8 @@ pub(super) fn calibration_tables(
             file: "turbulence_neighbourhoods",
             title: format!(
                 "Turbulence: calibration per neighbourhood (out-of-fold confidences, folds split \
-                 by question); confidence turbulence is the spread of confidence inside a \
+                 by question, or raw where no rescaler could be fitted); confidence turbulence is \
+                 the spread of confidence inside a \
                  neighbourhood beside the spread of correctness; ECE with {} {:?} bins",
                 spec.count, spec.binning
             ),
@@ -457,6 +461,7 @@ pub(super) fn calibration_tables(
                 &[
                     "model",
                     "measure",
+                    "confidence",
                     "question",
                     "n",
                     "success rate",
@@ -489,10 +494,21 @@ pub(super) fn calibration_tables(
         Named {
             file: "turbulence_blind_spots",
             title: "Turbulence: overconfident blind spots, answers to instances failed in every \
-                    round whose calibrated confidence is above the acceptance cutoff (0.5 where \
-                    there is none), the five most confident as examples"
+                    round whose confidence (out-of-fold rescaled, or raw where no rescaler \
+                    could be fitted) is above the acceptance cutoff (0.5 where there is none), \
+                    the five most confident as examples"
                 .into(),
-            header: header(&["model", "measure", "above", "answers", "examples"], &[]),
+            header: header(
+                &[
+                    "model",
+                    "measure",
+                    "confidence",
+                    "above",
+                    "answers",
+                    "examples",
+                ],
+                &[],
+            ),
             rows: blind,
         },
     ]
@@ -519,10 +535,20 @@ fn blind_spots(view: &MeasureView, answers: &[Answer]) -> Vec<String> {
     vec![
         view.model.clone(),
         view.measure.clone(),
+        kind_of(view).into(),
         format!("{threshold:.3}"),
         spots.len().to_string(),
         examples.join(" "),
     ]
+}
+
+/// Which confidences a view holds, as the tables say it.
+fn kind_of(view: &MeasureView) -> &'static str {
+    if view.rescaled {
+        "out-of-fold"
+    } else {
+        "raw (not rescaled)"
+    }
 }
 
 fn mean(values: &[f64]) -> f64 {

@@ -336,24 +336,25 @@ def fuzz(oracle, function, count, seconds):
         except BaseException:
             skipped += 1
             continue
-        shown = repr(arguments)[:120]
+        shown = safe_repr(arguments)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
         try:
             got = limited(seconds, function, *copy.deepcopy(arguments))
         except BaseException as error:
             outcome, detail = failure_of(error)
             digest.update(f"{seed}:raised {type(error).__name__}\n".encode())
-            first = first or (outcome, f"input {seed} {shown}: {detail}")
+            first = first or (outcome, f"input {seed}: {detail}; arguments {shown}")
             if outcome == "resource-exhaustion":
                 break
             continue
         if not is_plain(got):
             digest.update(f"{seed}:{type(got).__name__}\n".encode())
-            first = first or ("fuzzing-failure", f"input {seed} {shown}: returned a {type(got).__name__}, not plain data")
+            first = first or ("fuzzing-failure", f"input {seed}: returned a {type(got).__name__}, not plain data; arguments {shown}")
             continue
         agrees = equal(oracle["same"], got, want)
         digest.update(f"{seed}:{'=' if agrees else safe_repr(got)}\n".encode())
         if not agrees:
-            first = first or ("fuzzing-failure", f"input {seed} {shown}: expected {safe_repr(want)[:60]}, got {safe_repr(got)[:60]}")
+            first = first or ("fuzzing-failure", f"input {seed}: expected {safe_repr(want)[:60]}, got {safe_repr(got)[:60]}; arguments {shown}")
     fingerprint = "fuzz:" + digest.hexdigest()[:16]
     if first:
         verdict(*first, fingerprint)
