@@ -336,8 +336,7 @@ def fuzz(oracle, function, count, seconds):
         except BaseException:
             skipped += 1
             continue
-        shown = safe_repr(arguments)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        shown = short(arguments)
         try:
             got = limited(seconds, function, *copy.deepcopy(arguments))
         except BaseException as error:
@@ -354,11 +353,17 @@ def fuzz(oracle, function, count, seconds):
         agrees = equal(oracle["same"], got, want)
         digest.update(f"{seed}:{'=' if agrees else safe_repr(got)}\n".encode())
         if not agrees:
-            first = first or ("fuzzing-failure", f"input {seed}: expected {safe_repr(want)[:60]}, got {safe_repr(got)[:60]}; arguments {shown}")
+            first = first or ("fuzzing-failure", f"input {seed}: expected {short(want)}, got {short(got)}; arguments {shown}")
     fingerprint = "fuzz:" + digest.hexdigest()[:16]
     if first:
         verdict(*first, fingerprint)
     return skipped, fingerprint
+
+
+def short(value, chars=60):
+    """The repr of a value cut to `chars`, marked where cut."""
+    text = safe_repr(value)
+    return text if len(text) <= chars else text[: chars - 3] + "..."
 
 
 def safe_repr(value):
