@@ -78,10 +78,11 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         (None, Dataset::Humaneval) => ModelHome::from_env()?.ensure_humaneval()?,
         (None, dataset) => anyhow::bail!("--data is required for --dataset {dataset:?}"),
     };
+    let table = Table::read(&args.answers, args.format)?;
     let problems = match args.dataset {
         Dataset::Turbulence => {
             let options = turbulence::Options {
-                questions: turbulence_questions(&args)?,
+                questions: turbulence_questions(&table, &args.id)?,
                 rounds: args.rounds,
                 fuzz: args.fuzz,
                 upstream: args.oracles.clone(),
@@ -93,7 +94,6 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         dataset => dataset.read(&data, args.seed)?,
     };
     let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
-    let table = Table::read(&args.answers, args.format)?;
     let (ids, answers) = (table.column(&args.id)?, table.column(&args.answer)?);
     let mut pairs = Vec::with_capacity(table.len());
     for row in 0..table.len() {
@@ -143,9 +143,8 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
 
 /// The Turbulence questions the answers name (`Q<q>/...`), so that only
 /// their oracles are read.
-fn turbulence_questions(args: &JudgeArgs) -> anyhow::Result<Vec<u32>> {
-    let table = Table::read(&args.answers, args.format)?;
-    let ids = table.column(&args.id)?;
+fn turbulence_questions(table: &Table, id_column: &str) -> anyhow::Result<Vec<u32>> {
+    let ids = table.column(id_column)?;
     let mut questions = Vec::new();
     for row in 0..table.len() {
         let id = ids.text(row)?;

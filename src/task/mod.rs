@@ -283,6 +283,14 @@ fn cruxeval_program(code: &str, output: &str, value: &str, call_name: Option<&st
 
 const VALUE_CHECKS: &str = include_str!("value_checks.py");
 
+/// A worker script followed by its call on `job`: what the REval and
+/// Turbulence judges run in the sandbox.
+fn run_job_program(worker: &str, job: &serde_json::Value) -> String {
+    // A JSON string literal is a Python string literal too.
+    let literal = serde_json::Value::String(job.to_string()).to_string();
+    format!("{worker}\nrun_job({literal})\n")
+}
+
 fn defines_function(code: &str) -> bool {
     code.lines().any(|line| {
         let line = line.trim_start();

@@ -294,9 +294,7 @@ pub fn truth_program(job: &str) -> String {
 }
 
 fn call_judge(job: &serde_json::Value) -> String {
-    // A JSON string literal is a Python string literal too.
-    let literal = serde_json::Value::String(job.to_string()).to_string();
-    format!("{JUDGE_PY}\nrun_job({literal})\n")
+    super::run_job_program(JUDGE_PY, job)
 }
 
 #[cfg(test)]

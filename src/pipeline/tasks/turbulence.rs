@@ -114,26 +114,19 @@ fn class(answers: &[&Answer]) -> &'static str {
     if correct == 0 {
         return "perfect failure";
     }
-    if !always_failed(answers).is_empty() {
+    if !every_round(answers, false).is_empty() {
         "consistent failure"
     } else {
         "random failure"
     }
 }
 
-/// Instances whose every round failed, with their parameters.
-fn always_failed<'a>(answers: &[&'a Answer]) -> Vec<&'a Answer> {
+/// The first answer of each instance whose every round was `correct` (true:
+/// solved every round; false: failed every round).
+fn every_round<'a>(answers: &[&'a Answer], correct: bool) -> Vec<&'a Answer> {
     by_instance(answers)
         .into_values()
-        .filter(|rounds| rounds.iter().all(|a| !a.correct))
-        .map(|rounds| rounds[0])
-        .collect()
-}
-
-fn always_solved<'a>(answers: &[&'a Answer]) -> Vec<&'a Answer> {
-    by_instance(answers)
-        .into_values()
-        .filter(|rounds| rounds.iter().all(|a| a.correct))
+        .filter(|rounds| rounds.iter().all(|a| a.correct == correct))
         .map(|rounds| rounds[0])
         .collect()
 }
@@ -243,8 +236,8 @@ pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
                 class.to_owned(),
             ]);
             if class == "consistent failure" {
-                let failed = always_failed(of_question);
-                let solved = always_solved(of_question);
+                let failed = every_round(of_question, false);
+                let solved = every_round(of_question, true);
                 discontinuities.push(vec![
                     model.clone(),
                     format!("Q{question}"),

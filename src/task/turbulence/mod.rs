@@ -216,9 +216,7 @@ fn job(
 pub fn judging_program(job: &str, answer: &str) -> String {
     let mut value: serde_json::Value = serde_json::from_str(job).unwrap_or_default();
     value["answer"] = serde_json::Value::String(answer.to_owned());
-    // A JSON string literal is a Python string literal too.
-    let literal = serde_json::Value::String(value.to_string()).to_string();
-    format!("{JUDGE_PY}\nrun_job({literal})\n")
+    super::run_job_program(JUDGE_PY, &value)
 }
 
 /// One judged answer as the worker reported it.
