@@ -16,9 +16,12 @@
 //! absent), generated with its decoding (greedy, at most 100 tokens, stop at
 //! a newline) by codecal one prompt at a time and with the default
 //! `--parallel`: prompts per hour, generated tokens per second, and the
-//! ratio. llama.cpp at the same parallelism is not in this bench yet.
+//! ratio. llama.cpp generates the same prompt ids at the same parallelism in
+//! the same run (`benches/llama_cpp/batch.cpp`: continuous batching through
+//! its C API, as its server does with that many slots), and the bench prints
+//! the ratio of the two and how many of the answers are the same text.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -62,7 +65,10 @@ fn main() {
     // A prompt that does not invite an early end token.
     let prompt = Prompt::Completion(format!("{text}\n\nExplain this module in detail:\n"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let baseline = llama_cpp(&gguf, prompt_text(&prompt), threads);
+    let llama_dir = build_llama_cpp();
+    let baseline = llama_dir
+        .as_deref()
+        .and_then(|dir| llama_cpp(dir, &gguf, prompt_text(&prompt), threads));
     println!(
         "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill ratio | decode ratio |"
     );
@@ -102,11 +108,12 @@ fn main() {
             );
         }
     }
-    aggregate(&gguf);
+    aggregate(&gguf, llama_dir.as_deref(), threads);
 }
 
-/// The main job's prompts through codecal at parallelism 1 and the default.
-fn aggregate(gguf: &Path) {
+/// The main job's prompts through codecal and through llama.cpp, at
+/// parallelism 1 and at codecal's default.
+fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("runs/default/prompts.jsonl");
     if !path.exists() {
@@ -122,33 +129,105 @@ fn aggregate(gguf: &Path) {
         stop: vec!["\n".to_owned()],
         ..Params::default()
     };
+    let ids_file = llama_dir.map(|dir| dir.join("main-job-ids.txt"));
     println!(
-        "\n| engine | parallel | prompts | seconds | prompts/hour | generated tok/s | vs parallel 1 |"
+        "\n| engine | parallel | prompts | seconds | prompts/hour | generated tok/s | codecal vs llama.cpp | same text |"
     );
-    println!("|---|---|---|---|---|---|---|");
-    let mut first = None;
+    println!("|---|---|---|---|---|---|---|---|");
     for parallel in [1, default_parallel()] {
         let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32)
             .expect("load")
             .with_parallel(parallel);
+        if let Some(file) = &ids_file {
+            write_prompt_ids(&backend, &rows, file);
+        }
         let start = Instant::now();
         let answers = parallel_map(parallel, &rows, |row| {
             backend
                 .generate(&row.prompt, &params)
-                .map(|g| g.tokens.len())
+                .map(|g| (g.tokens.len(), first_line(&g.text).to_owned()))
         })
         .expect("generation");
-        let seconds = start.elapsed().as_secs_f64();
-        let tokens: usize = answers.iter().sum();
-        let rate = tokens as f64 / seconds;
-        let base = *first.get_or_insert(rate);
+        let ours = Engine {
+            seconds: start.elapsed().as_secs_f64(),
+            tokens: answers.iter().map(|a| a.0).sum(),
+        };
+        let theirs = ids_file.as_deref().zip(llama_dir).and_then(|(file, dir)| {
+            llama_cpp_batch(dir, gguf, file, params.max_tokens, parallel, threads)
+        });
+        let texts: Option<Vec<String>> = theirs.as_ref().map(|t| {
+            t.outputs
+                .iter()
+                .map(|ids| {
+                    let text = backend.tokenizer().decode(ids, true).expect("decode");
+                    first_line(&text).to_owned()
+                })
+                .collect()
+        });
+        let same = texts.map_or("-".to_owned(), |texts| {
+            let same = texts
+                .iter()
+                .zip(&answers)
+                .filter(|(a, b)| **a == b.1)
+                .count();
+            format!("{same} of {}", rows.len())
+        });
+        let ratio = theirs.as_ref().map_or("-".to_owned(), |t| {
+            format!("{:.2}x", t.engine.seconds / ours.seconds)
+        });
         println!(
-            "| codecal F32 | {parallel} | {} | {seconds:.1} | {:.0} | {rate:.1} | {:.2}x |",
-            rows.len(),
-            rows.len() as f64 * 3600.0 / seconds,
-            rate / base
+            "{}",
+            ours.row("codecal F32", parallel, rows.len(), &ratio, &same)
         );
+        if let Some(t) = &theirs {
+            println!(
+                "{}",
+                t.engine.row("llama.cpp", parallel, rows.len(), "1", "-")
+            );
+        }
     }
+}
+
+/// The text up to its first newline: the main job stops there, and the
+/// engines differ in whether the stopping token's text is kept.
+fn first_line(text: &str) -> &str {
+    text.split('\n').next().unwrap_or_default()
+}
+
+/// One engine's time over a set of prompts.
+struct Engine {
+    seconds: f64,
+    tokens: usize,
+}
+
+impl Engine {
+    fn row(&self, name: &str, parallel: usize, prompts: usize, ratio: &str, same: &str) -> String {
+        format!(
+            "| {name} | {parallel} | {prompts} | {:.1} | {:.0} | {:.1} | {ratio} | {same} |",
+            self.seconds,
+            prompts as f64 * 3600.0 / self.seconds,
+            self.tokens as f64 / self.seconds
+        )
+    }
+}
+
+/// The prompts as codecal's tokenizer gives them, one line of ids each, so
+/// that llama.cpp decodes exactly the same input.
+fn write_prompt_ids(
+    backend: &LocalBackend,
+    rows: &[codecal::generate::batch::PromptRow],
+    file: &Path,
+) {
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let ids = backend
+                .encode(&backend.render(&row.prompt))
+                .expect("encode");
+            ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+        })
+        .collect();
+    std::fs::write(file, lines.join("\n") + "\n").expect("write the prompt ids");
 }
 
 fn prompt_text(prompt: &Prompt) -> &str {
@@ -165,8 +244,9 @@ struct Baseline {
     ids: Vec<u32>,
 }
 
-/// llama.cpp's rates on the same prompt, or None (with the reason) where it cannot be built.
-fn llama_cpp(gguf: &Path, prompt: &str, threads: usize) -> Option<Baseline> {
+/// Builds llama.cpp's two programs (first run only) and returns their
+/// folder, or None with the reason where it cannot be built.
+fn build_llama_cpp() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let built = Command::new("bash")
         .arg(root.join("benches/llama_cpp/build.sh"))
@@ -179,32 +259,80 @@ fn llama_cpp(gguf: &Path, prompt: &str, threads: usize) -> Option<Baseline> {
         );
         return None;
     }
-    let program = String::from_utf8_lossy(&built.stdout).trim().to_owned();
-    let prompt_file = root.join("target/llama-cpp/prompt.txt");
-    std::fs::write(&prompt_file, prompt).ok()?;
-    let out = Command::new(program)
-        .arg(gguf)
-        .arg(&prompt_file)
-        .arg(DECODE_TOKENS.to_string())
-        .arg(threads.to_string())
-        .output()
-        .ok()?;
+    Some(PathBuf::from(String::from_utf8_lossy(&built.stdout).trim()))
+}
+
+/// Runs one of llama.cpp's programs and reads the JSON object it prints.
+fn run_llama_cpp(program: PathBuf, args: &[&std::ffi::OsStr]) -> Option<serde_json::Value> {
+    let out = Command::new(&program).args(args).output().ok()?;
     if !out.status.success() {
         eprintln!(
-            "llama.cpp baseline failed: {}",
+            "{} failed: {}",
+            program.display(),
             String::from_utf8_lossy(&out.stderr)
         );
         return None;
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// llama.cpp's rates on the same prompt.
+fn llama_cpp(dir: &Path, gguf: &Path, prompt: &str, threads: usize) -> Option<Baseline> {
+    let prompt_file = dir.join("prompt.txt");
+    std::fs::write(&prompt_file, prompt).ok()?;
+    let (decode, threads) = (DECODE_TOKENS.to_string(), threads.to_string());
+    let v = run_llama_cpp(
+        dir.join("llama-timing"),
+        &[
+            gguf.as_os_str(),
+            prompt_file.as_os_str(),
+            decode.as_ref(),
+            threads.as_ref(),
+        ],
+    )?;
     Some(Baseline {
         prompt_tokens: v["prompt_tokens"].as_u64()? as usize,
         prefill: v["prefill_tokens_per_s"].as_f64()?,
         decode: v["decode_tokens_per_s"].as_f64()?,
-        ids: v["ids"]
+        ids: ids(&v["ids"])?,
+    })
+}
+
+fn ids(value: &serde_json::Value) -> Option<Vec<u32>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|i| i.as_u64().map(|i| i as u32))
+        .collect()
+}
+
+/// llama.cpp over many prompts at once: its time and each prompt's answer ids.
+struct BatchRun {
+    engine: Engine,
+    outputs: Vec<Vec<u32>>,
+}
+
+fn llama_cpp_batch(
+    dir: &Path,
+    gguf: &Path,
+    ids_file: &Path,
+    max_tokens: usize,
+    parallel: usize,
+    threads: usize,
+) -> Option<BatchRun> {
+    let counts = [max_tokens, parallel, threads].map(|n| n.to_string());
+    let mut args = vec![gguf.as_os_str(), ids_file.as_os_str()];
+    args.extend(counts.iter().map(|c| std::ffi::OsStr::new(c.as_str())));
+    let v = run_llama_cpp(dir.join("llama-batch"), &args)?;
+    Some(BatchRun {
+        engine: Engine {
+            seconds: v["seconds"].as_f64()?,
+            tokens: v["generated_tokens"].as_u64()? as usize,
+        },
+        outputs: v["outputs"]
             .as_array()?
             .iter()
-            .filter_map(|i| i.as_u64().map(|i| i as u32))
-            .collect(),
+            .map(ids)
+            .collect::<Option<_>>()?,
     })
 }

@@ -103,11 +103,15 @@ fn f16_generation_logprobs_are_close_to_teacher_forcing() {
 }
 
 /// With Q4_1 kernels the one-token decode steps and the batched pass do not
-/// give the same numbers (differences up to 0.05 nats were measured here),
-/// so only the f32 path, the default, is held to 1e-4.
+/// give the same numbers: candle quantizes the activations to 8 bits, so a
+/// small f32 difference upstream (here, decode steps' own attention, which
+/// sums in another order than the prefill's) can move a value across a
+/// rounding step. Differences up to 0.05 nats were measured before that
+/// attention, 0.15 after it (2026-11-25). Only the f32 path, the default,
+/// is held to 1e-4; this layout is an option with its agreement stated.
 #[test]
 fn quantized_generation_logprobs_are_close_to_teacher_forcing() {
-    check_against_teacher_forcing(Weights::Quantized, 0.1);
+    check_against_teacher_forcing(Weights::Quantized, 0.25);
 }
 
 #[test]

@@ -2,15 +2,26 @@
 # Builds llama.cpp from the sources in the llama-cpp-sys-2 crate (fetched by
 # cargo, the only client we may download with; the crate leaves out
 # llama-bench, so timing.cpp beside this script does its job through the C
-# API) into target/llama-cpp/, and prints the timing program's path. The
-# generate bench runs it on the same GGUF as codecal.
+# API, and batch.cpp drives many prompts at once) into target/llama-cpp/, and
+# prints the folder that holds both programs (llama-timing, llama-batch). The
+# generate bench runs them on the same GGUF as codecal.
 # Needs cmake and a C++ compiler; as root it installs cmake from Debian.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/target/llama-cpp"
-bench="$out/llama-timing"
-if [[ -x "$bench" ]]; then
-    echo "$bench"
+# Not GGML_NATIVE: -march=native turns on ggml's AMX kernels, which die with
+# SIGILL where the kernel or sandbox does not grant AMX state. Every other
+# vector extension is on exactly when this CPU reports it (an AVX-VNNI kernel
+# on a CPU with AVX512-VNNI only also dies with SIGILL), and a change of CPU
+# rebuilds.
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+on() { [[ "$flags" == *" $1 "* ]] && echo ON || echo OFF; }
+options=(-DGGML_AVX="$(on avx)" -DGGML_AVX2="$(on avx2)" -DGGML_FMA="$(on fma)"
+    -DGGML_F16C="$(on f16c)" -DGGML_BMI2="$(on bmi2)" -DGGML_AVX_VNNI="$(on avx_vnni)"
+    -DGGML_AVX512="$(on avx512f)" -DGGML_AVX512_VBMI="$(on avx512_vbmi)"
+    -DGGML_AVX512_VNNI="$(on avx512_vnni)" -DGGML_AVX512_BF16="$(on avx512_bf16)")
+if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && "$(cat "$out/options" 2>/dev/null)" == "${options[*]}" ]]; then
+    echo "$out"
     exit 0
 fi
 if ! command -v cmake >/dev/null; then
@@ -28,19 +39,17 @@ touch "$out/fetch/src/lib.rs"
 cargo fetch --quiet --manifest-path "$out/fetch/Cargo.toml" >&2
 src=$(cargo metadata --format-version 1 --manifest-path "$out/fetch/Cargo.toml" |
     python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"]=="llama-cpp-sys-2"))')
-# Not GGML_NATIVE: -march=native turns on ggml's AMX kernels, which die with
-# SIGILL where the kernel or sandbox does not grant AMX state (as here). Every
-# other vector extension this CPU family has is on.
 cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
-    -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
-    -DGGML_AVX_VNNI=ON -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON \
-    -DGGML_AVX512_BF16=ON \
+    "${options[@]}" \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_COMMON=OFF >&2
 cmake --build "$out/build" --target llama -j "$(nproc)" >&2
-g++ -O2 -std=c++17 "$root/benches/llama_cpp/timing.cpp" -o "$bench.partial" \
-    -I "$src/llama.cpp/include" -I "$src/llama.cpp/ggml/include" \
-    -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2
-mv "$bench.partial" "$bench"
-echo "$bench"
+for program in timing batch; do
+    g++ -O2 -std=c++17 "$root/benches/llama_cpp/$program.cpp" -o "$out/llama-$program.partial" \
+        -I "$src/llama.cpp/include" -I "$src/llama.cpp/ggml/include" \
+        -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2
+    mv "$out/llama-$program.partial" "$out/llama-$program"
+done
+echo "${options[*]}" > "$out/options"
+echo "$out"

@@ -7,6 +7,10 @@
 //! the caller choose. It is a model, not a decoder: sampling and stopping
 //! are `local`'s job, and so is choosing which sequences share a step.
 //!
+//! With the f32 layout, a decode step reads the weight matrices as the GGUF
+//! stores them (`packed.rs`), expanded to the same f32 values, while passes
+//! over a prompt use the dense f32 matrices.
+//!
 //! The weights are read-only; each sequence's key/value cache is its own
 //! [`KvCache`], so one [`Llama`] serves several sequences at once.
 //! [`Llama::decode_step`] advances several sequences by one token each with
@@ -18,22 +22,59 @@ use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{D, DType, Device, IndexOp, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
+use rayon::prelude::*;
+
+use super::packed::PackedMatrix;
+
+/// A weight matrix: the layout chosen for passes over a prompt, and for the
+/// f32 layout its GGUF blocks too, which decode steps read.
+struct Linear {
+    dense: QMatMul,
+    packed: Option<PackedMatrix>,
+}
+
+impl Linear {
+    /// x · Wᵀ for x of shape (1, n, inputs) or (n, inputs); `step` says
+    /// whether this is a decode step, which reads the blocks where kept.
+    fn forward(&self, x: &Tensor, step: bool) -> Result<Tensor> {
+        let packed = self.packed.as_ref().filter(|_| step);
+        let Some(packed) = packed else {
+            return self.dense.forward(x);
+        };
+        let mut dims = x.dims().to_vec();
+        let inputs = dims.pop().unwrap_or(0);
+        let rows = x.elem_count() / inputs.max(1);
+        let values = x.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()?;
+        dims.push(packed.outputs());
+        Tensor::from_vec(packed.matmul(&values, rows), dims, x.device())
+    }
+}
+
 /// One transformer block and its key/value cache.
 struct Block {
     attention_norm: RmsNorm,
-    wq: QMatMul,
-    wk: QMatMul,
-    wv: QMatMul,
-    wo: QMatMul,
+    wq: Linear,
+    wk: Linear,
+    wv: Linear,
+    wo: Linear,
     ffn_norm: RmsNorm,
-    gate: QMatMul,
-    up: QMatMul,
-    down: QMatMul,
+    gate: Linear,
+    up: Linear,
+    down: Linear,
 }
 
 /// One sequence's keys and values, per block, for the positions it has run.
 pub struct KvCache {
-    blocks: Vec<Option<(Tensor, Tensor)>>,
+    blocks: Vec<LayerCache>,
+}
+
+/// One block's keys (after the rotary embedding) and values: a row of
+/// kv_heads × head_dim values per position, appended as the sequence runs,
+/// so a decode step neither copies nor repeats what is already there.
+#[derive(Clone, Default)]
+struct LayerCache {
+    keys: Vec<f32>,
+    values: Vec<f32>,
 }
 
 /// The model's shape, from the GGUF metadata.
@@ -49,9 +90,12 @@ pub struct Llama {
     embeddings: candle_nn::Embedding,
     blocks: Vec<Block>,
     norm: RmsNorm,
-    output: QMatMul,
+    output: Linear,
     cos: Tensor,
     sin: Tensor,
+    /// The same tables as rows of head_dim / 2 values, for decode steps.
+    cos_rows: Vec<f32>,
+    sin_rows: Vec<f32>,
     shape: Shape,
     device: Device,
 }
@@ -113,10 +157,16 @@ impl Llama {
         let embeddings = candle_nn::Embedding::new(embedding_weights.dequantize(device)?, hidden);
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         // Tied embeddings: without output.weight the embedding matrix projects back.
-        let matmul = |q: QTensor| match weights {
-            Weights::Quantized => QMatMul::from_qtensor(q),
-            Weights::F32 => Ok(QMatMul::Tensor(q.dequantize(device)?)),
-            Weights::F16 => Ok(QMatMul::TensorF16(q.dequantize_f16(device)?)),
+        let matmul = |q: QTensor| {
+            let packed = (weights == Weights::F32 && device.is_cpu())
+                .then(|| PackedMatrix::from_qtensor(&q))
+                .flatten();
+            let dense = match weights {
+                Weights::Quantized => QMatMul::from_qtensor(q)?,
+                Weights::F32 => QMatMul::Tensor(q.dequantize(device)?),
+                Weights::F16 => QMatMul::TensorF16(q.dequantize_f16(device)?),
+            };
+            Ok::<_, candle_core::Error>(Linear { dense, packed })
         };
         let output = matmul(match tensor("output.weight") {
             Ok(t) => t,
@@ -143,6 +193,7 @@ impl Llama {
             });
         }
         let (cos, sin) = rope_tables(head_dim, rope_base, context, device)?;
+        let (cos_rows, sin_rows) = (flat(&cos)?, flat(&sin)?);
         Ok(Llama {
             embeddings,
             blocks,
@@ -150,6 +201,8 @@ impl Llama {
             output,
             cos,
             sin,
+            cos_rows,
+            sin_rows,
             shape: Shape {
                 heads,
                 kv_heads,
@@ -163,7 +216,7 @@ impl Llama {
     /// An empty cache for a new sequence.
     pub fn new_cache(&self) -> KvCache {
         KvCache {
-            blocks: vec![None; self.blocks.len()],
+            blocks: vec![LayerCache::default(); self.blocks.len()],
         }
     }
 
@@ -196,7 +249,7 @@ impl Llama {
             self.cos.narrow(0, position, n)?,
             self.sin.narrow(0, position, n)?,
         );
-        let x = self.layers(tokens, |index, q, k, v| {
+        let x = self.layers(tokens, false, |index, q, k, v| {
             attend(
                 q,
                 k,
@@ -211,7 +264,7 @@ impl Llama {
             Logits::Last => x.i(n - 1..n)?,
             Logits::All => x,
         };
-        self.output.forward(&x)?.to_dtype(DType::F32)
+        self.output.forward(&x, false)?.to_dtype(DType::F32)
     }
 
     /// Advances several sequences by one token each: `tokens[i]` sits at
@@ -231,39 +284,74 @@ impl Llama {
         for &position in positions {
             self.check_context(position + 1)?;
         }
-        let ropes = positions
-            .iter()
-            .map(|&p| Ok((self.cos.narrow(0, p, 1)?, self.sin.narrow(0, p, 1)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let x = self.layers(tokens, |index, q, k, v| {
-            let rows = (0..tokens.len())
-                .map(|i| {
-                    let row = |t: &Tensor| t.narrow(1, i, 1);
-                    let cache = &mut caches[i].blocks[index];
-                    attend(
-                        &row(q)?,
-                        &row(k)?,
-                        &row(v)?,
-                        None,
-                        &ropes[i],
-                        cache,
-                        self.shape,
-                    )
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Tensor::cat(&rows, 1)
+        let x = self.layers(tokens, true, |index, q, k, v| {
+            let (mut q, mut k, v) = (flat(q)?, flat(k)?, flat(v)?);
+            let (q_width, kv_width) = (q.len() / tokens.len(), k.len() / tokens.len());
+            let mut out = Vec::with_capacity(q.len());
+            for (i, &position) in positions.iter().enumerate() {
+                out.extend(self.attend_step(
+                    &mut q[i * q_width..(i + 1) * q_width],
+                    &mut k[i * kv_width..(i + 1) * kv_width],
+                    &v[i * kv_width..(i + 1) * kv_width],
+                    position,
+                    &mut caches[i].blocks[index],
+                ));
+            }
+            Tensor::from_vec(out, (1, tokens.len(), q_width), &self.device)
         })?;
-        self.output.forward(&x)?.to_dtype(DType::F32)
+        self.output.forward(&x, true)?.to_dtype(DType::F32)
+    }
+
+    /// Attention of one sequence's new row in a decode step, on plain
+    /// slices: the rotary embedding of `q` and `k` at `position` (in place),
+    /// `k` and `v` appended to the cache, then each head's softmax over the
+    /// cache, split across rayon's threads by head. The same arithmetic as
+    /// [`attend`] up to the order of sums. Returns heads × head_dim values.
+    fn attend_step(
+        &self,
+        q: &mut [f32],
+        k: &mut [f32],
+        v: &[f32],
+        position: usize,
+        cache: &mut LayerCache,
+    ) -> Vec<f32> {
+        let Shape {
+            heads,
+            kv_heads,
+            head_dim,
+            ..
+        } = self.shape;
+        let half = head_dim / 2;
+        let cos = &self.cos_rows[position * half..(position + 1) * half];
+        let sin = &self.sin_rows[position * half..(position + 1) * half];
+        rotate_pairs(q, cos, sin);
+        rotate_pairs(k, cos, sin);
+        cache.keys.extend_from_slice(k);
+        cache.values.extend_from_slice(v);
+        let head = HeadCache {
+            keys: &cache.keys,
+            values: &cache.values,
+            row: kv_heads * head_dim,
+            scale: (head_dim as f64).sqrt(),
+        };
+        let repeat = heads / kv_heads;
+        let mut out = vec![0f32; heads * head_dim];
+        out.par_chunks_mut(head_dim)
+            .zip(q.par_chunks(head_dim))
+            .enumerate()
+            .for_each(|(index, (out, q))| head.attend(q, index / repeat * head_dim, out));
+        out
     }
 
     /// The blocks over `tokens` as one (1, n, hidden) batch: every weight
     /// product covers all n rows, and `attention(block index, q, k, v)`
     /// turns the rows' projections into their attention outputs, (1, n,
-    /// hidden) before the output projection. Returns the final norm's (n,
-    /// hidden) rows.
+    /// hidden) before the output projection. `step` marks a decode step.
+    /// Returns the final norm's (n, hidden) rows.
     fn layers(
         &self,
         tokens: &[u32],
+        step: bool,
         mut attention: impl FnMut(usize, &Tensor, &Tensor, &Tensor) -> Result<Tensor>,
     ) -> Result<Tensor> {
         let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
@@ -271,15 +359,15 @@ impl Llama {
         for (index, block) in self.blocks.iter().enumerate() {
             let normed = block.attention_norm.forward(&x)?;
             let (q, k, v) = (
-                block.wq.forward(&normed)?,
-                block.wk.forward(&normed)?,
-                block.wv.forward(&normed)?,
+                block.wq.forward(&normed, step)?,
+                block.wk.forward(&normed, step)?,
+                block.wv.forward(&normed, step)?,
             );
-            x = (x + block.wo.forward(&attention(index, &q, &k, &v)?)?)?;
+            x = (x + block.wo.forward(&attention(index, &q, &k, &v)?, step)?)?;
             let normed = block.ffn_norm.forward(&x)?;
-            let gated = (candle_nn::ops::silu(&block.gate.forward(&normed)?)?
-                * block.up.forward(&normed)?)?;
-            x = (x + block.down.forward(&gated)?)?;
+            let gated = (candle_nn::ops::silu(&block.gate.forward(&normed, step)?)?
+                * block.up.forward(&normed, step)?)?;
+            x = (x + block.down.forward(&gated, step)?)?;
         }
         self.norm.forward(&x)?.squeeze(0)
     }
@@ -294,7 +382,7 @@ fn attend(
     v: &Tensor,
     mask: Option<&Tensor>,
     (cos, sin): &(Tensor, Tensor),
-    cache: &mut Option<(Tensor, Tensor)>,
+    cache: &mut LayerCache,
     shape: Shape,
 ) -> Result<Tensor> {
     let (batch, n, _) = q.dims3()?;
@@ -309,14 +397,26 @@ fn attend(
     // GGUF's Llama weights are permuted for interleaved (GPT-J style) rotary pairs.
     let q = candle_nn::rotary_emb::rope_i(&q, cos, sin)?;
     let k = candle_nn::rotary_emb::rope_i(&k, cos, sin)?;
-    let (k, v) = match cache.take() {
-        Some((k_cache, v_cache)) => (
-            Tensor::cat(&[&k_cache, &k], 2)?,
-            Tensor::cat(&[&v_cache, &v], 2)?,
-        ),
-        None => (k, v),
+    let row = shape.kv_heads * shape.head_dim;
+    let past = cache.keys.len() / row;
+    // (1, n, kv_heads, head_dim) rows, as the cache keeps them.
+    let rows = |t: &Tensor| flat(&t.transpose(1, 2)?);
+    let (new_keys, new_values) = (rows(&k)?, rows(&v)?);
+    let (k, v) = if past > 0 {
+        let stored = |data: &[f32]| {
+            Tensor::from_slice(data, (1, past, shape.kv_heads, shape.head_dim), k.device())?
+                .transpose(1, 2)?
+                .contiguous()
+        };
+        (
+            Tensor::cat(&[&stored(&cache.keys)?, &k], 2)?,
+            Tensor::cat(&[&stored(&cache.values)?, &v], 2)?,
+        )
+    } else {
+        (k, v)
     };
-    *cache = Some((k.clone(), v.clone()));
+    cache.keys.extend(new_keys);
+    cache.values.extend(new_values);
     let repeat = shape.heads / shape.kv_heads;
     let k = candle_transformers::utils::repeat_kv(k, repeat)?;
     let v = candle_transformers::utils::repeat_kv(v, repeat)?.contiguous()?;
@@ -334,6 +434,96 @@ fn attend(
     let y = weights.matmul(&v)?;
     y.transpose(1, 2)?
         .reshape((batch, n, shape.heads * shape.head_dim))
+}
+
+/// A tensor's values in row-major order.
+fn flat(t: &Tensor) -> Result<Vec<f32>> {
+    t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
+}
+
+/// The interleaved rotary embedding (GPT-J pairs) of every head in `x` at
+/// one position, as candle's `rope_i` computes it.
+fn rotate_pairs(x: &mut [f32], cos: &[f32], sin: &[f32]) {
+    for head in x.chunks_mut(cos.len() * 2) {
+        for (pair, (c, s)) in head.chunks_exact_mut(2).zip(cos.iter().zip(sin)) {
+            let (a, b) = (pair[0], pair[1]);
+            pair[0] = a * c - b * s;
+            pair[1] = a * s + b * c;
+        }
+    }
+}
+
+/// One sequence's cached keys and values in a layer, rows of
+/// `row` = kv_heads × head_dim, as one query head of a decode step reads them.
+struct HeadCache<'a> {
+    keys: &'a [f32],
+    values: &'a [f32],
+    row: usize,
+    scale: f64,
+}
+
+impl HeadCache<'_> {
+    /// Softmax(q · keysᵀ / √d) · values for the key/value head at column
+    /// `offset`, added into `out`. Compiled a second time for AVX2 and
+    /// picked at run time, because the crate is built for baseline x86-64
+    /// and the loops below are its hot spot.
+    fn attend(&self, q: &[f32], offset: usize, out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the feature the function is compiled for was just detected.
+            unsafe { self.attend_avx2(q, offset, out) };
+            return;
+        }
+        self.attend_portable(q, offset, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn attend_avx2(&self, q: &[f32], offset: usize, out: &mut [f32]) {
+        self.attend_portable(q, offset, out);
+    }
+
+    #[inline(always)]
+    fn attend_portable(&self, q: &[f32], offset: usize, out: &mut [f32]) {
+        let width = q.len();
+        let mut weights: Vec<f32> = self
+            .keys
+            .chunks(self.row)
+            .map(|key| (dot(q, &key[offset..offset + width]) as f64 / self.scale) as f32)
+            .collect();
+        let max = weights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut sum = 0f32;
+        for w in &mut weights {
+            *w = (*w - max).exp();
+            sum += *w;
+        }
+        for (w, value) in weights.iter().zip(self.values.chunks(self.row)) {
+            let w = w / sum;
+            for (o, x) in out.iter_mut().zip(&value[offset..offset + width]) {
+                *o += w * x;
+            }
+        }
+    }
+}
+
+/// A dot product in sixteen lanes, which the compiler keeps in vector
+/// registers (two independent chains, so adds do not wait on each other).
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let (a_chunks, b_chunks) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for l in 0..16 {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 fn rope_tables(

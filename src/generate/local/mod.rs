@@ -11,6 +11,7 @@
 
 mod engine;
 mod llama;
+mod packed;
 pub mod tokenizer;
 
 use std::path::Path;
