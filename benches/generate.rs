@@ -15,8 +15,9 @@
 //! written by `cargo run --release -- run`; skipped with the reason where
 //! absent), generated with its decoding (greedy, at most 100 tokens, stop at
 //! a newline) by codecal one prompt at a time and with the default
-//! `--parallel`: prompts per hour, generated tokens per second, and the
-//! ratio. llama.cpp generates the same prompt ids at the same parallelism in
+//! `--parallel` (and at that setting with the quantized layout too, which
+//! is llama.cpp's arithmetic): prompts per hour, generated tokens per
+//! second, and the ratio. llama.cpp generates the same prompt ids at the same parallelism in
 //! the same run (`benches/llama_cpp/batch.cpp`: continuous batching through
 //! its C API, as its server does with that many slots), and the bench prints
 //! the ratio of the two and how many of the answers are the same text.
@@ -135,50 +136,53 @@ fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize) {
     );
     println!("|---|---|---|---|---|---|---|---|");
     for parallel in [1, default_parallel()] {
-        let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32)
-            .expect("load")
-            .with_parallel(parallel);
-        if let Some(file) = &ids_file {
-            write_prompt_ids(&backend, &rows, file);
-        }
-        let start = Instant::now();
-        let answers = parallel_map(parallel, &rows, |row| {
-            backend
-                .generate(&row.prompt, &params)
-                .map(|g| (g.tokens.len(), first_line(&g.text).to_owned()))
-        })
-        .expect("generation");
-        let ours = Engine {
-            seconds: start.elapsed().as_secs_f64(),
-            tokens: answers.iter().map(|a| a.0).sum(),
+        // The quantized layout is llama.cpp's arithmetic; it is timed at
+        // the batched setting, the one a long job would use.
+        let layouts: &[Weights] = if parallel > 1 {
+            &[Weights::F32, Weights::Quantized]
+        } else {
+            &[Weights::F32]
         };
-        let theirs = ids_file.as_deref().zip(llama_dir).and_then(|(file, dir)| {
-            llama_cpp_batch(dir, gguf, file, params.max_tokens, parallel, threads)
-        });
-        let texts: Option<Vec<String>> = theirs.as_ref().map(|t| {
-            t.outputs
-                .iter()
-                .map(|ids| {
-                    let text = backend.tokenizer().decode(ids, true).expect("decode");
-                    first_line(&text).to_owned()
-                })
-                .collect()
-        });
-        let same = texts.map_or("-".to_owned(), |texts| {
-            let same = texts
-                .iter()
-                .zip(&answers)
-                .filter(|(a, b)| **a == b.1)
-                .count();
-            format!("{same} of {}", rows.len())
-        });
-        let ratio = theirs.as_ref().map_or("-".to_owned(), |t| {
-            format!("{:.2}x", t.engine.seconds / ours.seconds)
-        });
-        println!(
-            "{}",
-            ours.row("codecal F32", parallel, rows.len(), &ratio, &same)
-        );
+        let mut theirs = None;
+        for &weights in layouts {
+            let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights)
+                .expect("load")
+                .with_parallel(parallel);
+            if let (Some(file), None) = (&ids_file, &theirs) {
+                write_prompt_ids(&backend, &rows, file);
+                theirs = llama_dir.and_then(|dir| {
+                    llama_cpp_batch(dir, gguf, file, params.max_tokens, parallel, threads)
+                });
+            }
+            let start = Instant::now();
+            let answers = parallel_map(parallel, &rows, |row| {
+                backend
+                    .generate(&row.prompt, &params)
+                    .map(|g| (g.tokens.len(), first_line(&g.text).to_owned()))
+            })
+            .expect("generation");
+            let ours = Engine {
+                seconds: start.elapsed().as_secs_f64(),
+                tokens: answers.iter().map(|a| a.0).sum(),
+            };
+            let same = theirs.as_ref().map_or("-".to_owned(), |t: &BatchRun| {
+                let same = t
+                    .outputs
+                    .iter()
+                    .zip(&answers)
+                    .filter(|(ids, ours)| {
+                        let text = backend.tokenizer().decode(ids, true).expect("decode");
+                        first_line(&text) == ours.1
+                    })
+                    .count();
+                format!("{same} of {}", rows.len())
+            });
+            let ratio = theirs.as_ref().map_or("-".to_owned(), |t| {
+                format!("{:.2}x", t.engine.seconds / ours.seconds)
+            });
+            let name = format!("codecal {weights:?}");
+            println!("{}", ours.row(&name, parallel, rows.len(), &ratio, &same));
+        }
         if let Some(t) = &theirs {
             println!(
                 "{}",

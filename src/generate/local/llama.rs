@@ -9,7 +9,8 @@
 //!
 //! With the f32 layout, a decode step reads the weight matrices as the GGUF
 //! stores them (`packed.rs`), expanded to the same f32 values, while passes
-//! over a prompt use the dense f32 matrices.
+//! over a prompt use the dense f32 matrices. The quantized layout reads the
+//! GGUF's blocks in every pass, with 8-bit activations as llama.cpp does.
 //!
 //! The weights are read-only; each sequence's key/value cache is its own
 //! [`KvCache`], so one [`Llama`] serves several sequences at once.
@@ -24,21 +25,26 @@ use candle_transformers::quantized_nn::RmsNorm;
 
 use rayon::prelude::*;
 
-use super::packed::PackedMatrix;
+use super::packed::{Activations, PackedMatrix};
 
-/// A weight matrix: the layout chosen for passes over a prompt, and for the
-/// f32 layout its GGUF blocks too, which decode steps read.
+/// A weight matrix: the layout chosen for passes over a prompt, and on a
+/// CPU its GGUF blocks too. The f32 layout's decode steps read the blocks
+/// with f32 activations; the quantized layout uses them for every pass,
+/// with 8-bit activations (`packed.rs`).
 struct Linear {
     dense: QMatMul,
-    packed: Option<PackedMatrix>,
+    packed: Option<(PackedMatrix, Activations)>,
 }
 
 impl Linear {
     /// x · Wᵀ for x of shape (1, n, inputs) or (n, inputs); `step` says
-    /// whether this is a decode step, which reads the blocks where kept.
+    /// whether this is a decode step.
     fn forward(&self, x: &Tensor, step: bool) -> Result<Tensor> {
-        let packed = self.packed.as_ref().filter(|_| step);
-        let Some(packed) = packed else {
+        let packed = self
+            .packed
+            .as_ref()
+            .filter(|(_, activations)| step || *activations == Activations::Int8);
+        let Some((packed, activations)) = packed else {
             return self.dense.forward(x);
         };
         let mut dims = x.dims().to_vec();
@@ -46,7 +52,8 @@ impl Linear {
         let rows = x.elem_count() / inputs.max(1);
         let values = x.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()?;
         dims.push(packed.outputs());
-        Tensor::from_vec(packed.matmul(&values, rows), dims, x.device())
+        let y = packed.matmul(&values, rows, *activations);
+        Tensor::from_vec(y, dims, x.device())
     }
 }
 
@@ -106,7 +113,9 @@ pub enum Weights {
     /// Expanded to f32 at load: the fast path on a CPU (the default).
     #[default]
     F32,
-    /// As stored (Q4_1), multiplied with 8-bit-quantized activations as in llama.cpp.
+    /// As stored (Q4_1, and Q8_0 for the tied output), multiplied with
+    /// 8-bit-quantized activations as in llama.cpp: the fastest decoding,
+    /// log-probabilities a few hundredths of a nat from f32's.
     Quantized,
     /// Expanded to f16 at load: half the memory traffic of f32 per decoded
     /// token, so faster decoding, but one-row and batched products round
@@ -158,9 +167,14 @@ impl Llama {
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         // Tied embeddings: without output.weight the embedding matrix projects back.
         let matmul = |q: QTensor| {
-            let packed = (weights == Weights::F32 && device.is_cpu())
-                .then(|| PackedMatrix::from_qtensor(&q))
-                .flatten();
+            let activations = match weights {
+                Weights::F32 => Some(Activations::F32),
+                Weights::Quantized => Some(Activations::Int8),
+                Weights::F16 => None,
+            };
+            let packed = activations
+                .filter(|_| device.is_cpu())
+                .and_then(|a| Some((PackedMatrix::from_qtensor(&q)?, a)));
             let dense = match weights {
                 Weights::Quantized => QMatMul::from_qtensor(q)?,
                 Weights::F32 => QMatMul::Tensor(q.dequantize(device)?),

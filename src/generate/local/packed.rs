@@ -1,19 +1,24 @@
-//! Products of a few activation rows with a weight matrix kept in the GGUF's
-//! own blocks (Q4_1 or Q8_0), for decode steps.
+//! Products of activation rows with a weight matrix kept in the GGUF's own
+//! blocks (Q4_1 or Q8_0), in two arithmetics:
 //!
-//! A decode step multiplies one row per sequence by every weight matrix, so
-//! its cost is reading the weights. The f32 layout reads 4 bytes per weight;
-//! the GGUF blocks read 0.625 (Q4_1) or 1.0625 (Q8_0). Each weight is expanded
-//! in registers exactly as candle's dequantization expands it for the f32
-//! layout (`q as f32 * d + m`, f32 multiply then add, never fused), so the
-//! product uses the same weight values as the f32 GEMM of a prefill and
-//! differs from it only in the order of the sums. That keeps decoding and
-//! teacher-forced passes within the f32 layout's agreement.
+//! - [`Activations::F32`], for the f32 layout's decode steps. A decode step
+//!   multiplies one row per sequence by every weight matrix, so its cost is
+//!   reading the weights: 4 bytes per weight as f32, 0.625 (Q4_1) or 1.0625
+//!   (Q8_0) as blocks. Each weight is expanded in registers exactly as
+//!   candle's dequantization expands it (`q as f32 * d + m`, multiply then
+//!   add, never fused), so the product uses the same weight values as the
+//!   f32 GEMM of a prefill and differs from it only in the order of the sums.
+//! - [`Activations::Int8`], for the quantized layout's every pass: each row
+//!   is first quantized to 8 bits per 32 values as llama.cpp does (its Q8_1:
+//!   scale max|x|/127 kept as f16, and the scaled sum of the quants), then
+//!   multiplied in integers, 32 products per instruction. This is llama.cpp's
+//!   arithmetic, not the f32 model's.
 //!
 //! Each output is computed the same way whatever the number of rows, so a
-//! sequence gets the same bits alone as in a batch. Not here: activation
-//! quantization (the activations stay f32) or prefill, which stays a dense
-//! f32 GEMM (`llama.rs`).
+//! sequence gets the same bits alone as in a batch, and, with `Int8`, a
+//! decode step the same products as a pass over the whole prompt. Not here:
+//! attention, or the f32 layout's prefill, which stays a dense f32 GEMM
+//! (`llama.rs`).
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use half::f16;
@@ -71,9 +76,25 @@ impl PackedMatrix {
     }
 
     /// `x` holds `rows` rows of `inputs` values; returns `rows` rows of
-    /// `outputs` values (x · Wᵀ), the outputs split across rayon's threads.
-    pub fn matmul(&self, x: &[f32], rows: usize) -> Vec<f32> {
+    /// `outputs` values (x · Wᵀ) in the given arithmetic.
+    pub fn matmul(&self, x: &[f32], rows: usize, activations: Activations) -> Vec<f32> {
         assert_eq!(x.len(), rows * self.inputs, "x is not rows × inputs");
+        match activations {
+            Activations::F32 => self.products(rows, |weight_row, sums| {
+                dot_rows(self.format, weight_row, x, self.inputs, sums)
+            }),
+            Activations::Int8 => {
+                let quantized = Int8Rows::quantize(x, rows, self.inputs);
+                self.products(rows, |weight_row, sums| {
+                    int8::dot_rows(self.format, weight_row, &quantized, sums)
+                })
+            }
+        }
+    }
+
+    /// Every output for every row, `dot(weight row, sums)` filling one
+    /// output's `rows` values; the outputs are split across rayon's threads.
+    fn products(&self, rows: usize, dot: impl Fn(&[u8], &mut [f32]) + Sync) -> Vec<f32> {
         let row_bytes = self.inputs / BLOCK_WEIGHTS * self.format.block_bytes();
         // Transposed while computing: output-major, `rows` values per output.
         let mut transposed = vec![0f32; self.outputs * rows];
@@ -83,7 +104,7 @@ impl PackedMatrix {
             .zip(self.blocks.par_chunks(CHUNK * row_bytes))
             .for_each(|(out, weights)| {
                 for (sums, weight_row) in out.chunks_mut(rows).zip(weights.chunks(row_bytes)) {
-                    dot_rows(self.format, weight_row, x, self.inputs, sums);
+                    dot(weight_row, sums);
                 }
             });
         let mut y = vec![0f32; rows * self.outputs];
@@ -96,10 +117,70 @@ impl PackedMatrix {
     }
 }
 
+/// The arithmetic of [`PackedMatrix::matmul`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activations {
+    /// f32 activations times the expanded f32 weights.
+    F32,
+    /// 8-bit activations times the blocks' integers, as llama.cpp.
+    Int8,
+}
+
+/// Activation rows quantized as llama.cpp's Q8_1 blocks: per 32 values the
+/// scale d = max|x| / 127 (stored as f16), quants round(x / d), and
+/// d · Σ quants (stored as f16), which a Q4_1 block's offset multiplies.
+struct Int8Rows {
+    quants: Vec<i8>,
+    scales: Vec<f32>,
+    sums: Vec<f32>,
+    blocks_per_row: usize,
+}
+
+impl Int8Rows {
+    fn quantize(x: &[f32], rows: usize, inputs: usize) -> Int8Rows {
+        let blocks = x.len() / BLOCK_WEIGHTS;
+        let mut quantized = Int8Rows {
+            quants: Vec::with_capacity(x.len()),
+            scales: Vec::with_capacity(blocks),
+            sums: Vec::with_capacity(blocks),
+            blocks_per_row: inputs / BLOCK_WEIGHTS,
+        };
+        debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
+        for block in x.chunks_exact(BLOCK_WEIGHTS) {
+            let max = block.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = max / 127.0;
+            let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
+            let mut sum = 0i32;
+            for v in block {
+                let q = (v * inverse).round() as i8;
+                sum += i32::from(q);
+                quantized.quants.push(q);
+            }
+            quantized.scales.push(f16::from_f32(d).to_f32());
+            quantized.sums.push(f16::from_f32(d * sum as f32).to_f32());
+        }
+        quantized
+    }
+
+    /// Row `r`'s block `b`: its 32 quants, scale and scaled sum.
+    fn block(&self, r: usize, b: usize) -> (&[i8], f32, f32) {
+        let index = r * self.blocks_per_row + b;
+        let quants = &self.quants[index * BLOCK_WEIGHTS..(index + 1) * BLOCK_WEIGHTS];
+        (quants, self.scales[index], self.sums[index])
+    }
+
+    fn rows(&self) -> usize {
+        self.scales.len() / self.blocks_per_row.max(1)
+    }
+}
+
 /// One weight row (as blocks) against every row of `x`.
 fn dot_rows(format: Format, weight_row: &[u8], x: &[f32], inputs: usize, sums: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+    {
         // SAFETY: the features the function is compiled for were just detected.
         unsafe { avx2::dot_rows(format, weight_row, x, inputs, sums) };
         return;
@@ -147,13 +228,12 @@ fn portable_dot_rows(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{BLOCK_WEIGHTS, Format};
-    use half::f16;
     use std::arch::x86_64::*;
 
     /// Up to this many rows share one expansion of each block.
     const GROUP: usize = 4;
 
-    #[target_feature(enable = "avx2,fma")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn dot_rows(
         format: Format,
         weight_row: &[u8],
@@ -161,40 +241,62 @@ mod avx2 {
         inputs: usize,
         sums: &mut [f32],
     ) {
-        let rows = sums.len();
-        let mut start = 0;
-        while start < rows {
-            let group = GROUP.min(rows - start);
-            // Four accumulators per row, one per vector of the block, so
-            // that consecutive FMAs do not wait on each other's result.
-            let mut acc = [[_mm256_setzero_ps(); 4]; GROUP];
-            for (b, block) in weight_row.chunks(format.block_bytes()).enumerate() {
-                let w = expand(format, block);
-                for (g, acc) in acc.iter_mut().enumerate().take(group) {
-                    let xs = &x[(start + g) * inputs + b * BLOCK_WEIGHTS..][..BLOCK_WEIGHTS];
-                    for (k, (w, acc)) in w.iter().zip(acc.iter_mut()).enumerate() {
-                        // SAFETY: xs holds 32 values, k * 8 + 8 <= 32.
-                        let xv = unsafe { _mm256_loadu_ps(xs.as_ptr().add(k * 8)) };
-                        *acc = _mm256_fmadd_ps(*w, xv, *acc);
-                    }
+        for (index, out) in sums.chunks_mut(GROUP).enumerate() {
+            let first = index * GROUP;
+            match out.len() {
+                1 => rows::<1>(format, weight_row, x, inputs, first, out),
+                2 => rows::<2>(format, weight_row, x, inputs, first, out),
+                3 => rows::<3>(format, weight_row, x, inputs, first, out),
+                _ => rows::<GROUP>(format, weight_row, x, inputs, first, out),
+            }
+        }
+    }
+
+    /// `G` rows from `first` against one weight row. `G` is a constant so
+    /// that the accumulators stay in registers: four per row, one per
+    /// vector of the block, so that consecutive FMAs do not wait on each
+    /// other's result.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn rows<const G: usize>(
+        format: Format,
+        weight_row: &[u8],
+        x: &[f32],
+        inputs: usize,
+        first: usize,
+        out: &mut [f32],
+    ) {
+        let mut acc = [[_mm256_setzero_ps(); 4]; G];
+        for (b, block) in weight_row.chunks_exact(format.block_bytes()).enumerate() {
+            let w = expand(format, block);
+            for g in 0..G {
+                let xs = &x[(first + g) * inputs + b * BLOCK_WEIGHTS..][..BLOCK_WEIGHTS];
+                for k in 0..4 {
+                    // SAFETY: xs holds 32 values, k * 8 + 8 <= 32.
+                    let xv = unsafe { _mm256_loadu_ps(xs.as_ptr().add(k * 8)) };
+                    acc[g][k] = _mm256_fmadd_ps(w[k], xv, acc[g][k]);
                 }
             }
-            for (g, [a, b, c, d]) in acc.iter().enumerate().take(group) {
-                let all = _mm256_add_ps(_mm256_add_ps(*a, *b), _mm256_add_ps(*c, *d));
-                sums[start + g] = horizontal_sum(all);
-            }
-            start += group;
+        }
+        for g in 0..G {
+            let [a, b, c, d] = acc[g];
+            out[g] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(a, b), _mm256_add_ps(c, d)));
         }
     }
 
     /// The block's weights in four vectors of eight: q · d (+ m), the
     /// multiply and the add rounded separately as in candle's expansion.
-    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
     fn expand(format: Format, block: &[u8]) -> [__m256; 4] {
-        let d = _mm256_set1_ps(f16::from_le_bytes([block[0], block[1]]).to_f32());
+        // Bytes 0..4 are d and m as f16 (Q8_0: d and its first quants);
+        // widening f16 to f32 is exact.
+        let halves = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        let scales = _mm_cvtph_ps(_mm_cvtsi32_si128(halves as i32));
+        let d = _mm256_broadcastss_ps(scales);
         match format {
             Format::Q4_1 => {
-                let m = _mm256_set1_ps(f16::from_le_bytes([block[2], block[3]]).to_f32());
+                let m = _mm256_broadcastss_ps(_mm_shuffle_ps::<1>(scales, scales));
                 // SAFETY: a Q4_1 block is 20 bytes; its quants are bytes 4..20.
                 let qs = unsafe { _mm_loadu_si128(block[4..20].as_ptr().cast()) };
                 let mask = _mm_set1_epi8(0x0F);
@@ -235,11 +337,185 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    fn horizontal_sum(v: __m256) -> f32 {
+    pub(super) fn horizontal_sum(v: __m256) -> f32 {
         let pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         let pair = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
         let one = _mm_add_ss(pair, _mm_shuffle_ps::<1>(pair, pair));
         _mm_cvtss_f32(one)
+    }
+}
+
+mod int8 {
+    use super::{BLOCK_WEIGHTS, Format, Int8Rows};
+    use half::f16;
+
+    /// One weight row (as blocks) against every quantized row: per block
+    /// the integer sum Σ q_w · q_x, times both scales, plus (Q4_1) the
+    /// block's offset times the row's scaled sum, as llama.cpp's kernels.
+    pub(super) fn dot_rows(format: Format, weight_row: &[u8], x: &Int8Rows, sums: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("f16c")
+        {
+            // SAFETY: the features the function is compiled for were just detected.
+            unsafe { avx2::dot_rows(format, weight_row, x, sums) };
+            return;
+        }
+        portable_dot_rows(format, weight_row, x, sums);
+    }
+
+    /// A block's scale, offset (0 for Q8_0) and 32 integer weights.
+    pub(super) fn weights(format: Format, block: &[u8]) -> (f32, f32, [i8; BLOCK_WEIGHTS]) {
+        let d = f16::from_le_bytes([block[0], block[1]]).to_f32();
+        let mut q = [0i8; BLOCK_WEIGHTS];
+        match format {
+            Format::Q4_1 => {
+                for (j, &byte) in block[4..20].iter().enumerate() {
+                    q[j] = (byte & 0x0F) as i8;
+                    q[j + 16] = (byte >> 4) as i8;
+                }
+                (d, f16::from_le_bytes([block[2], block[3]]).to_f32(), q)
+            }
+            Format::Q8_0 => {
+                for (j, &byte) in block[2..34].iter().enumerate() {
+                    q[j] = byte as i8;
+                }
+                (d, 0.0, q)
+            }
+        }
+    }
+
+    pub(super) fn portable_dot_rows(
+        format: Format,
+        weight_row: &[u8],
+        x: &Int8Rows,
+        sums: &mut [f32],
+    ) {
+        sums.fill(0.0);
+        for (b, block) in weight_row.chunks(format.block_bytes()).enumerate() {
+            let (d, m, w) = weights(format, block);
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let (quants, scale, scaled_sum) = x.block(r, b);
+                let products: i32 = w
+                    .iter()
+                    .zip(quants)
+                    .map(|(&w, &q)| i32::from(w) * i32::from(q))
+                    .sum();
+                *sum += d * scale * products as f32 + m * scaled_sum;
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod avx2 {
+        use super::super::avx2::horizontal_sum;
+        use super::super::{BLOCK_WEIGHTS, Format, Int8Rows};
+        use std::arch::x86_64::*;
+
+        /// Up to this many rows share one unpacking of each block.
+        const GROUP: usize = 4;
+
+        #[target_feature(enable = "avx2,fma,f16c")]
+        pub(in super::super) fn dot_rows(
+            format: Format,
+            weight_row: &[u8],
+            x: &Int8Rows,
+            sums: &mut [f32],
+        ) {
+            debug_assert_eq!(sums.len(), x.rows());
+            for (index, out) in sums.chunks_mut(GROUP).enumerate() {
+                let first = index * GROUP;
+                match format {
+                    Format::Q4_1 => group::<false>(weight_row, x, first, out),
+                    Format::Q8_0 => group::<true>(weight_row, x, first, out),
+                }
+            }
+        }
+
+        /// The group size as a constant, so that each row's accumulator
+        /// stays in a register.
+        #[inline]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        fn group<const SIGNED: bool>(
+            weight_row: &[u8],
+            x: &Int8Rows,
+            first: usize,
+            out: &mut [f32],
+        ) {
+            match out.len() {
+                1 => rows::<1, SIGNED>(weight_row, x, first, out),
+                2 => rows::<2, SIGNED>(weight_row, x, first, out),
+                3 => rows::<3, SIGNED>(weight_row, x, first, out),
+                _ => rows::<GROUP, SIGNED>(weight_row, x, first, out),
+            }
+        }
+
+        /// `G` rows from `first` against one weight row; `SIGNED` is Q8_0
+        /// (signed quants, no offset), otherwise Q4_1.
+        #[inline]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        fn rows<const G: usize, const SIGNED: bool>(
+            weight_row: &[u8],
+            x: &Int8Rows,
+            first: usize,
+            out: &mut [f32],
+        ) {
+            let block_bytes = if SIGNED { Format::Q8_0 } else { Format::Q4_1 }.block_bytes();
+            let ones = _mm256_set1_epi16(1);
+            let mut acc = [_mm256_setzero_ps(); G];
+            let mut offsets = [0f32; G];
+            for (b, block) in weight_row.chunks_exact(block_bytes).enumerate() {
+                let (d, m, w) = unpack::<SIGNED>(block);
+                for g in 0..G {
+                    let index = (first + g) * x.blocks_per_row + b;
+                    let quants = &x.quants[index * BLOCK_WEIGHTS..(index + 1) * BLOCK_WEIGHTS];
+                    // SAFETY: the slice holds 32 quants.
+                    let q = unsafe { _mm256_loadu_si256(quants.as_ptr().cast()) };
+                    // maddubs multiplies unsigned by signed bytes: move the
+                    // weights' signs onto the activations.
+                    let (w, q) = if SIGNED {
+                        (_mm256_sign_epi8(w, w), _mm256_sign_epi8(q, w))
+                    } else {
+                        (w, q)
+                    };
+                    let pairs = _mm256_maddubs_epi16(w, q);
+                    let products = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+                    let scales = _mm256_mul_ps(d, _mm256_set1_ps(x.scales[index]));
+                    acc[g] = _mm256_fmadd_ps(scales, products, acc[g]);
+                    if !SIGNED {
+                        offsets[g] += m * x.sums[index];
+                    }
+                }
+            }
+            for g in 0..G {
+                out[g] = horizontal_sum(acc[g]) + offsets[g];
+            }
+        }
+
+        /// A block's scale (in every lane), offset (0 for Q8_0) and 32
+        /// weights as bytes (Q4_1: the nibbles 0..15, low ones first, as the
+        /// activations).
+        #[inline]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        fn unpack<const SIGNED: bool>(block: &[u8]) -> (__m256, f32, __m256i) {
+            // Bytes 0..4 are d and m as f16 (Q8_0: d and its first quants).
+            let halves = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+            let scales = _mm_cvtph_ps(_mm_cvtsi32_si128(halves as i32));
+            let d = _mm256_broadcastss_ps(scales);
+            if SIGNED {
+                // SAFETY: a Q8_0 block is 34 bytes; its quants are bytes 2..34.
+                let w = unsafe { _mm256_loadu_si256(block[2..34].as_ptr().cast()) };
+                return (d, 0.0, w);
+            }
+            let m = _mm_cvtss_f32(_mm_shuffle_ps::<1>(scales, scales));
+            // SAFETY: a Q4_1 block is 20 bytes; its quants are bytes 4..20.
+            let qs = unsafe { _mm_loadu_si128(block[4..20].as_ptr().cast()) };
+            let mask = _mm_set1_epi8(0x0F);
+            let low = _mm_and_si128(qs, mask);
+            let high = _mm_and_si128(_mm_srli_epi16::<4>(qs), mask);
+            (d, m, _mm256_set_m128i(high, low))
+        }
     }
 }
 
@@ -281,7 +557,7 @@ mod tests {
             let x: Vec<f32> = (0..rows * inputs)
                 .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
                 .collect();
-            let y = packed.matmul(&x, rows);
+            let y = packed.matmul(&x, rows, Activations::F32);
             let exact = dense_matmul(&dense, &x, rows, outputs, inputs);
             for (got, want) in y.iter().zip(&exact) {
                 assert!(
@@ -290,7 +566,7 @@ mod tests {
                 );
             }
             for r in 0..rows {
-                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1);
+                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::F32);
                 assert_eq!(
                     alone,
                     y[r * outputs..(r + 1) * outputs],
@@ -309,6 +585,75 @@ mod tests {
             for r in 0..rows {
                 let want = exact[r * outputs];
                 assert!((f64::from(portable[r]) - want).abs() < 1e-4);
+            }
+        }
+    }
+
+    /// The 8-bit arithmetic is llama.cpp's, which candle's quantized
+    /// product also implements (up to one f16 rounding); both kernels (AVX2
+    /// and portable) agree with the exact sums of the same quants; and a row
+    /// gets the same bits alone as in a batch.
+    #[test]
+    fn int8_products_are_llama_cpp_arithmetic_and_do_not_depend_on_the_batch() {
+        let (outputs, inputs) = (70, 128);
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+            let (q, _) = matrix(dtype, outputs, inputs);
+            let packed = PackedMatrix::from_qtensor(&q).expect("a packed layout");
+            let rows = 6;
+            let x: Vec<f32> = (0..rows * inputs)
+                .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
+                .collect();
+            let y = packed.matmul(&x, rows, Activations::Int8);
+            let candle = {
+                let t = Tensor::from_vec(x.clone(), (rows, inputs), &Device::Cpu).unwrap();
+                let matmul = candle_core::quantized::QMatMul::from_qtensor(q).unwrap();
+                use candle_core::Module;
+                let out = matmul.forward(&t).unwrap().flatten_all().unwrap();
+                out.to_vec1::<f32>().unwrap()
+            };
+            // candle rounds a block's scaled sum as f16(Σq) · f16(d), in f16;
+            // llama.cpp (and this module) as f16(d · Σq). So the two agree
+            // to that rounding, not to f32's.
+            for (got, want) in y.iter().zip(&candle) {
+                assert!(
+                    (got - want).abs() < 2e-3 * (1.0 + want.abs()),
+                    "{dtype:?}: {got} vs {want}"
+                );
+            }
+            for r in 0..rows {
+                let row = &x[r * inputs..(r + 1) * inputs];
+                let alone = packed.matmul(row, 1, Activations::Int8);
+                assert_eq!(
+                    alone,
+                    y[r * outputs..(r + 1) * outputs],
+                    "{dtype:?} row {r}"
+                );
+            }
+            let quantized = Int8Rows::quantize(&x, rows, inputs);
+            let block_bytes = dtype_bytes(dtype);
+            let row_bytes = inputs / BLOCK_WEIGHTS * block_bytes;
+            let mut portable = vec![0f32; rows];
+            let first_row = &packed.blocks[..row_bytes];
+            int8::portable_dot_rows(packed.format, first_row, &quantized, &mut portable);
+            for r in 0..rows {
+                let exact: f64 = (0..inputs / BLOCK_WEIGHTS)
+                    .map(|b| {
+                        let block = &first_row[b * block_bytes..(b + 1) * block_bytes];
+                        let (d, m, w) = int8::weights(packed.format, block);
+                        let (quants, scale, scaled_sum) = quantized.block(r, b);
+                        let products: i32 = w
+                            .iter()
+                            .zip(quants)
+                            .map(|(&w, &q)| i32::from(w) * i32::from(q))
+                            .sum();
+                        f64::from(d) * f64::from(scale) * f64::from(products)
+                            + f64::from(m) * f64::from(scaled_sum)
+                    })
+                    .sum();
+                for got in [portable[r], y[r * outputs]] {
+                    let error = (f64::from(got) - exact).abs();
+                    assert!(error < 1e-5 * (1.0 + exact.abs()), "{got} vs {exact}");
+                }
             }
         }
     }
