@@ -106,12 +106,15 @@ fn f16_generation_logprobs_are_close_to_teacher_forcing() {
 /// arithmetic) in every pass, with the same per-row products in a decode
 /// step as over the whole prompt. Attention is not the same code in both
 /// (decode steps have their own), and an f32 difference in the last bit can
-/// move an activation across an 8-bit rounding step, so the layout is held
-/// to 0.05 nats: 0.012 was measured here (2026-11-25). Only the f32 path,
-/// the default, is held to 1e-4.
+/// move an activation across an 8-bit rounding step; the prompt pass and
+/// the teacher-forced pass also differ in length, so candle's attention
+/// products round differently. How far apart depends on where the 8-bit
+/// steps happen to fall: on 2026-11-25, kernels that differed only in the
+/// order of their f32 sums gave 0.012, 0.067 and 0.12 nats here. The layout
+/// is held to 0.25. Only the f32 path, the default, is held to 1e-4.
 #[test]
 fn quantized_generation_logprobs_are_close_to_teacher_forcing() {
-    check_against_teacher_forcing(Weights::Quantized, 0.05);
+    check_against_teacher_forcing(Weights::Quantized, 0.25);
 }
 
 #[test]
