@@ -233,6 +233,9 @@ mod avx2 {
     /// Up to this many rows share one expansion of each block.
     const GROUP: usize = 4;
 
+    /// How far ahead of the block in hand [`prefetch`] reads, in bytes.
+    const PREFETCH_AHEAD: usize = 2048;
+
     #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) fn dot_rows(
         format: Format,
@@ -268,6 +271,7 @@ mod avx2 {
     ) {
         let mut acc = [[_mm256_setzero_ps(); 4]; G];
         for (b, block) in weight_row.chunks_exact(format.block_bytes()).enumerate() {
+            prefetch(block);
             let w = expand(format, block);
             for g in 0..G {
                 let xs = &x[(first + g) * inputs + b * BLOCK_WEIGHTS..][..BLOCK_WEIGHTS];
@@ -334,6 +338,15 @@ mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     fn scale(q: __m256i, d: __m256) -> __m256 {
         _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
+    }
+
+    /// Asks for the weights a few hundred bytes ahead of `block` now, so
+    /// that their loads overlap the arithmetic on this one.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn prefetch(block: &[u8]) {
+        // A prefetch never faults, so the address may lie past the matrix.
+        _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH_AHEAD).cast());
     }
 
     #[target_feature(enable = "avx2,fma")]
@@ -466,6 +479,7 @@ mod int8 {
             let mut acc = [_mm256_setzero_ps(); G];
             let mut offsets = [0f32; G];
             for (b, block) in weight_row.chunks_exact(block_bytes).enumerate() {
+                super::super::avx2::prefetch(block);
                 let (d, m, w) = unpack::<SIGNED>(block);
                 for g in 0..G {
                     let index = (first + g) * x.blocks_per_row + b;
