@@ -16,7 +16,9 @@
 //! [`KvCache`], so one [`Llama`] serves several sequences at once.
 //! [`Llama::decode_step`] advances several sequences by one token each with
 //! one matrix product per weight (the weights are read once for all of them),
-//! while attention runs per sequence over its own cache.
+//! while attention runs per sequence over its own cache. Both passes run on
+//! a rayon worker, so that their parallel loops do not each pay for waking
+//! threads.
 
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};

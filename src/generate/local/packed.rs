@@ -561,16 +561,34 @@ mod tests {
             .collect()
     }
 
+    const OUTPUTS: usize = 70;
+    const INPUTS: usize = 128;
+    const ROWS: usize = 6;
+
+    /// The products' test case: an OUTPUTS × INPUTS matrix in `dtype`, its
+    /// dequantized values, its packed layout, and ROWS input rows.
+    fn case(dtype: GgmlDType) -> (QTensor, Vec<f32>, PackedMatrix, Vec<f32>) {
+        let (q, dense) = matrix(dtype, OUTPUTS, INPUTS);
+        let packed = PackedMatrix::from_qtensor(&q).expect("a packed layout");
+        let x = (0..ROWS * INPUTS)
+            .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
+            .collect();
+        (q, dense, packed, x)
+    }
+
+    /// Each row of `x` alone gets the same bits as in the batch's `y`.
+    fn assert_alone_as_in_batch(packed: &PackedMatrix, x: &[f32], y: &[f32], a: Activations) {
+        for r in 0..ROWS {
+            let alone = packed.matmul(&x[r * INPUTS..(r + 1) * INPUTS], 1, a);
+            assert_eq!(alone, y[r * OUTPUTS..(r + 1) * OUTPUTS], "{a:?} row {r}");
+        }
+    }
+
     #[test]
     fn products_use_the_dequantized_weights_and_do_not_depend_on_the_batch() {
-        let (outputs, inputs) = (70, 128);
+        let (outputs, inputs, rows) = (OUTPUTS, INPUTS, ROWS);
         for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
-            let (q, dense) = matrix(dtype, outputs, inputs);
-            let packed = PackedMatrix::from_qtensor(&q).expect("a packed layout");
-            let rows = 6;
-            let x: Vec<f32> = (0..rows * inputs)
-                .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
-                .collect();
+            let (_, dense, packed, x) = case(dtype);
             let y = packed.matmul(&x, rows, Activations::F32);
             let exact = dense_matmul(&dense, &x, rows, outputs, inputs);
             for (got, want) in y.iter().zip(&exact) {
@@ -579,14 +597,7 @@ mod tests {
                     "{dtype:?}: {got} vs {want}"
                 );
             }
-            for r in 0..rows {
-                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::F32);
-                assert_eq!(
-                    alone,
-                    y[r * outputs..(r + 1) * outputs],
-                    "{dtype:?} row {r}"
-                );
-            }
+            assert_alone_as_in_batch(&packed, &x, &y, Activations::F32);
             let mut portable = vec![0f32; rows];
             let row_bytes = inputs / BLOCK_WEIGHTS * dtype_bytes(dtype);
             portable_dot_rows(
@@ -609,14 +620,9 @@ mod tests {
     /// gets the same bits alone as in a batch.
     #[test]
     fn int8_products_are_llama_cpp_arithmetic_and_do_not_depend_on_the_batch() {
-        let (outputs, inputs) = (70, 128);
+        let (outputs, inputs, rows) = (OUTPUTS, INPUTS, ROWS);
         for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
-            let (q, _) = matrix(dtype, outputs, inputs);
-            let packed = PackedMatrix::from_qtensor(&q).expect("a packed layout");
-            let rows = 6;
-            let x: Vec<f32> = (0..rows * inputs)
-                .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
-                .collect();
+            let (q, _, packed, x) = case(dtype);
             let y = packed.matmul(&x, rows, Activations::Int8);
             let candle = {
                 let t = Tensor::from_vec(x.clone(), (rows, inputs), &Device::Cpu).unwrap();
@@ -634,15 +640,7 @@ mod tests {
                     "{dtype:?}: {got} vs {want}"
                 );
             }
-            for r in 0..rows {
-                let row = &x[r * inputs..(r + 1) * inputs];
-                let alone = packed.matmul(row, 1, Activations::Int8);
-                assert_eq!(
-                    alone,
-                    y[r * outputs..(r + 1) * outputs],
-                    "{dtype:?} row {r}"
-                );
-            }
+            assert_alone_as_in_batch(&packed, &x, &y, Activations::Int8);
             let quantized = Int8Rows::quantize(&x, rows, inputs);
             let block_bytes = dtype_bytes(dtype);
             let row_bytes = inputs / BLOCK_WEIGHTS * block_bytes;
