@@ -315,7 +315,7 @@ impl Llama {
         // On a rayon worker, each product's parallel loop is handed to an
         // idle worker directly; from any other thread every one of the
         // step's ~200 loops would wait for a worker to wake and then for
-        // this thread to wake, a quarter of a step's time for one sequence.
+        // this thread to wake, about 20 us each.
         rayon::scope(|_| self.step_on_worker(caches, tokens, positions))
     }
 
