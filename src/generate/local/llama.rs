@@ -595,10 +595,7 @@ fn avx2_dot(a: &[f32], b: &[f32]) -> f32 {
         let (x, y) = unsafe { (_mm256_loadu_ps(x.as_ptr()), _mm256_loadu_ps(y.as_ptr())) };
         sums[i % 2] = _mm256_fmadd_ps(x, y, sums[i % 2]);
     }
-    let v = _mm256_add_ps(sums[0], sums[1]);
-    let pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let pair = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
-    _mm_cvtss_f32(_mm_add_ss(pair, _mm_shuffle_ps::<1>(pair, pair)))
+    super::packed::horizontal_sum(_mm256_add_ps(sums[0], sums[1]))
 }
 
 /// A dot product in sixteen lanes, which the compiler keeps in vector

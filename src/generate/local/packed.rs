@@ -226,6 +226,9 @@ fn portable_dot_rows(
 }
 
 #[cfg(target_arch = "x86_64")]
+pub(super) use avx2::horizontal_sum;
+
+#[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::{BLOCK_WEIGHTS, Format};
     use std::arch::x86_64::*;
@@ -340,8 +343,8 @@ mod avx2 {
         _mm256_mul_ps(_mm256_cvtepi32_ps(q), d)
     }
 
-    /// Asks for the weights a few hundred bytes ahead of `block` now, so
-    /// that their loads overlap the arithmetic on this one.
+    /// Asks for the weights [`PREFETCH_AHEAD`] bytes past `block` now, so
+    /// that their loads overlap the arithmetic on the blocks before them.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn prefetch(block: &[u8]) {
@@ -349,8 +352,9 @@ mod avx2 {
         _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH_AHEAD).cast());
     }
 
+    /// The sum of a vector's eight lanes (also the decode step's attention's).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn horizontal_sum(v: __m256) -> f32 {
+    pub(in crate::generate::local) fn horizontal_sum(v: __m256) -> f32 {
         let pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         let pair = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
         let one = _mm_add_ss(pair, _mm_shuffle_ps::<1>(pair, pair));
@@ -580,7 +584,12 @@ mod tests {
     fn assert_alone_as_in_batch(packed: &PackedMatrix, x: &[f32], y: &[f32], a: Activations) {
         for r in 0..ROWS {
             let alone = packed.matmul(&x[r * INPUTS..(r + 1) * INPUTS], 1, a);
-            assert_eq!(alone, y[r * OUTPUTS..(r + 1) * OUTPUTS], "{a:?} row {r}");
+            let format = packed.format;
+            assert_eq!(
+                alone,
+                y[r * OUTPUTS..(r + 1) * OUTPUTS],
+                "{format:?} {a:?} row {r}"
+            );
         }
     }
 
