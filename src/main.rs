@@ -55,7 +55,7 @@ enum Command {
     /// SmolLM2-135M-Instruct) and the HumanEval data into CODECAL_HOME
     /// (default ~/.cache/codecal), and bubblewrap for the sandbox (as root,
     /// with apt-get). Other subcommands do it on first use.
-    Setup,
+    Setup(commands::setup::SetupArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +104,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Run(args) => commands::run::run(args),
         Command::Judge(args) => commands::judge::run(args),
         Command::Summarize(args) => commands::summarize::run(args),
-        Command::Setup => commands::setup::run(),
+        Command::Setup(args) => commands::setup::run(args),
     }
 }

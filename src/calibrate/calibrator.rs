@@ -99,6 +99,9 @@ pub struct LabelDefinition {
 pub struct Generator {
     pub backend: String,
     pub model: String,
+    /// sha256 of the model's weights file, where the backend knows it (local).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_sha256: Option<String>,
     /// sha256 of the prompt template (or of the prompts file's template text).
     pub prompt_template_sha256: String,
     /// The decoding parameters, as the generation stage recorded them.

@@ -115,6 +115,11 @@ pub struct BackendId {
     /// `openai` or `local`.
     pub kind: String,
     pub model: String,
+    /// The sha256 of the model's weights file, where the backend knows it
+    /// (`local`): a changed file is another model. Empty otherwise, and
+    /// then left out.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub model_sha256: String,
     /// Server-specific fields merged into every request (`openai`), such as
     /// llama.cpp's `repeat_penalty`: they change the replies, so they are
     /// part of the key. Empty for most backends, and then left out.

@@ -252,6 +252,7 @@ impl Backend for OpenAiBackend {
             kind: "openai".to_owned(),
             model: self.config.model.clone(),
             extra_body: self.config.extra_body.clone(),
+            ..BackendId::default()
         }
     }
 

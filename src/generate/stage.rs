@@ -83,6 +83,9 @@ pub fn run(
                 "seconds": answer.seconds,
                 "cached": answer.cached,
             });
+            if !id.model_sha256.is_empty() {
+                out["model_sha256"] = json!(id.model_sha256);
+            }
             for (key, value) in &row.fields {
                 // `out` is the json! object literal built just above.
                 out.as_object_mut()

@@ -106,6 +106,7 @@ pub(crate) fn generator(
     Ok(Generator {
         backend: field("backend"),
         model: field("model"),
+        model_sha256: Some(field("model_sha256")).filter(|s| !s.is_empty()),
         prompt_template_sha256: sha256_hex(prompt_template.as_bytes()),
         decoding: serde_json::to_value(&params).unwrap_or_default(),
     })

@@ -197,6 +197,8 @@ impl PromptConfig {
 pub struct BackendConfig {
     /// `local` or `openai`.
     pub kind: String,
+    /// `openai`: the served model's name. `local`: which model to run, by
+    /// name (`crate::models::LANGUAGE_MODELS`; default SmolLM2-135M).
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub api_key_env: Option<String>,
@@ -761,6 +763,10 @@ fn must_exist(key: &str, path: &Path) -> Result<(), ConfigError> {
 fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> {
     match backend.kind.as_str() {
         "local" => {
+            if let Some(model) = &backend.model {
+                crate::models::language_model(model)
+                    .map_err(|e| key_error(&format!("{key}.model"), e))?;
+            }
             if let Some(weights) = &backend.lm_weights {
                 check_weights(&format!("{key}.lm_weights"), weights)?;
             }

@@ -150,12 +150,21 @@ fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backen
         Some(w) => enum_value::<Weights>("lm_weights", w).map_err(|e| e.to_string())?,
         None => Weights::F32,
     };
-    let gguf = home.ensure_smollm2().map_err(|e| e.to_string())?;
+    let model = crate::models::language_model(
+        config
+            .model
+            .as_deref()
+            .unwrap_or(crate::models::DEFAULT_LANGUAGE_MODEL),
+    )?;
+    let gguf = home
+        .ensure_language_model(model)
+        .map_err(|e| e.to_string())?;
     // The model name carries the weight layout: the two give different numbers.
     let label = backend_label(config);
     let name = label.strip_prefix("local-").unwrap_or(&label);
     let mut backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_file_sha256(model.sha256);
     if let Some(n) = config.parallel {
         backend = backend.with_parallel(n);
     }

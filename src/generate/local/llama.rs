@@ -1,4 +1,7 @@
-//! A quantized Llama-architecture decoder (SmolLM2) read from GGUF, on candle.
+//! A quantized decoder of the Llama family read from GGUF, on candle: the
+//! `llama` architecture (SmolLM2) and `qwen2` (Qwen2.5-Coder), which adds
+//! biases to the query, key and value projections and rotates the two halves
+//! of each head (NEOX-style rotary embedding) instead of adjacent pairs.
 //!
 //! candle-transformers' `quantized_llama` returns the logits of the last
 //! position only. Generation needs that, but checking the log-probabilities
@@ -36,12 +39,22 @@ use super::packed::{Activations, PackedMatrix};
 struct Linear {
     dense: QMatMul,
     packed: Option<(PackedMatrix, Activations)>,
+    /// Added to every output row (qwen2's query, key and value projections).
+    bias: Option<Tensor>,
 }
 
 impl Linear {
     /// x · Wᵀ for x of shape (1, n, inputs) or (n, inputs); `step` says
     /// whether this is a decode step.
     fn forward(&self, x: &Tensor, step: bool) -> Result<Tensor> {
+        let y = self.product(x, step)?;
+        match &self.bias {
+            Some(bias) => y.broadcast_add(bias),
+            None => Ok(y),
+        }
+    }
+
+    fn product(&self, x: &Tensor, step: bool) -> Result<Tensor> {
         let packed = self
             .packed
             .as_ref()
@@ -93,6 +106,16 @@ pub struct Shape {
     pub kv_heads: usize,
     pub head_dim: usize,
     pub context: usize,
+    pub rope: RopeStyle,
+}
+
+/// Which dimensions of a head the rotary embedding turns together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Adjacent pairs (2i, 2i + 1): GGUF's `llama` weights are permuted for it.
+    Interleaved,
+    /// Dimension i with i + head_dim / 2, as llama.cpp rotates `qwen2`.
+    Neox,
 }
 
 pub struct Llama {
@@ -151,16 +174,25 @@ impl Llama {
                 .ok_or_else(|| candle_core::Error::Msg(format!("GGUF metadata has no {key}")))
         };
         let arch = meta("general.architecture")?.to_string()?.clone();
-        if arch != "llama" {
-            candle_core::bail!("general.architecture is {arch:?}; only \"llama\" is supported");
-        }
-        let heads = meta("llama.attention.head_count")?.to_u32()? as usize;
-        let kv_heads = meta("llama.attention.head_count_kv")?.to_u32()? as usize;
-        let hidden = meta("llama.embedding_length")?.to_u32()? as usize;
-        let layers = meta("llama.block_count")?.to_u32()? as usize;
-        let context = meta("llama.context_length")?.to_u32()? as usize;
-        let eps = f64::from(meta("llama.attention.layer_norm_rms_epsilon")?.to_f32()?);
-        let rope_base = meta("llama.rope.freq_base")
+        let rope = match arch.as_str() {
+            "llama" => RopeStyle::Interleaved,
+            "qwen2" => RopeStyle::Neox,
+            _ => candle_core::bail!(
+                "general.architecture is {arch:?}; only \"llama\" and \"qwen2\" are supported"
+            ),
+        };
+        let count = |key: &str| {
+            meta(&format!("{arch}.{key}"))
+                .and_then(|v| v.to_u32())
+                .map(|n| n as usize)
+        };
+        let heads = count("attention.head_count")?;
+        let kv_heads = count("attention.head_count_kv")?;
+        let hidden = count("embedding_length")?;
+        let layers = count("block_count")?;
+        let context = count("context_length")?;
+        let eps = f64::from(meta(&format!("{arch}.attention.layer_norm_rms_epsilon"))?.to_f32()?);
+        let rope_base = meta(&format!("{arch}.rope.freq_base"))
             .and_then(|v| v.to_f32())
             .unwrap_or(10_000.0);
         let head_dim = hidden / heads;
@@ -177,13 +209,17 @@ impl Llama {
             };
             let packed = activations
                 .filter(|_| device.is_cpu())
-                .and_then(|a| Some((PackedMatrix::from_qtensor(&q)?, a)));
+                .and_then(|a| Some((PackedMatrix::from_qtensor(&q, a)?, a)));
             let dense = match weights {
                 Weights::Quantized => QMatMul::from_qtensor(q)?,
                 Weights::F32 => QMatMul::Tensor(q.dequantize(device)?),
                 Weights::F16 => QMatMul::TensorF16(q.dequantize_f16(device)?),
             };
-            Ok::<_, candle_core::Error>(Linear { dense, packed })
+            Ok::<_, candle_core::Error>(Linear {
+                dense,
+                packed,
+                bias: None,
+            })
         };
         let output = matmul(match tensor("output.weight") {
             Ok(t) => t,
@@ -191,7 +227,15 @@ impl Llama {
         })?;
         let mut blocks = Vec::with_capacity(layers);
         for i in 0..layers {
-            let mut q = |part: &str| matmul(tensor(&format!("blk.{i}.{part}.weight"))?);
+            let mut q = |part: &str| {
+                let mut linear = matmul(tensor(&format!("blk.{i}.{part}.weight"))?)?;
+                // Only qwen2's query, key and value projections have biases.
+                linear.bias = match tensor(&format!("blk.{i}.{part}.bias")) {
+                    Ok(bias) => Some(bias.dequantize(device)?),
+                    Err(_) => None,
+                };
+                Ok::<_, candle_core::Error>(linear)
+            };
             let (wq, wk, wv, wo) = (q("attn_q")?, q("attn_k")?, q("attn_v")?, q("attn_output")?);
             let (gate, up, down) = (q("ffn_gate")?, q("ffn_up")?, q("ffn_down")?);
             blocks.push(Block {
@@ -225,6 +269,7 @@ impl Llama {
                 kv_heads,
                 head_dim,
                 context,
+                rope,
             },
             device: device.clone(),
         })
@@ -365,8 +410,12 @@ impl Llama {
         let half = head_dim / 2;
         let cos = &self.cos_rows[position * half..(position + 1) * half];
         let sin = &self.sin_rows[position * half..(position + 1) * half];
-        rotate_pairs(q, cos, sin);
-        rotate_pairs(k, cos, sin);
+        let rotate = match self.shape.rope {
+            RopeStyle::Interleaved => rotate_pairs,
+            RopeStyle::Neox => rotate_halves,
+        };
+        rotate(q, cos, sin);
+        rotate(k, cos, sin);
         cache.keys.extend_from_slice(k);
         cache.values.extend_from_slice(v);
         let head = HeadCache {
@@ -435,9 +484,11 @@ fn attend(
     let q = heads(q, shape.heads)?;
     let k = heads(k, shape.kv_heads)?;
     let v = heads(v, shape.kv_heads)?;
-    // GGUF's Llama weights are permuted for interleaved (GPT-J style) rotary pairs.
-    let q = candle_nn::rotary_emb::rope_i(&q, cos, sin)?;
-    let k = candle_nn::rotary_emb::rope_i(&k, cos, sin)?;
+    let rotate = match shape.rope {
+        RopeStyle::Interleaved => candle_nn::rotary_emb::rope_i,
+        RopeStyle::Neox => candle_nn::rotary_emb::rope,
+    };
+    let (q, k) = (rotate(&q, cos, sin)?, rotate(&k, cos, sin)?);
     let row = shape.kv_heads * shape.head_dim;
     let past = cache.keys.len() / row;
     // (1, n, kv_heads, head_dim) rows, as the cache keeps them.
@@ -490,6 +541,20 @@ fn rotate_pairs(x: &mut [f32], cos: &[f32], sin: &[f32]) {
             let (a, b) = (pair[0], pair[1]);
             pair[0] = a * c - b * s;
             pair[1] = a * s + b * c;
+        }
+    }
+}
+
+/// The NEOX-style rotary embedding of every head in `x` at one position:
+/// dimension i turns with i + head_dim / 2, as candle's `rope` computes it.
+fn rotate_halves(x: &mut [f32], cos: &[f32], sin: &[f32]) {
+    let half = cos.len();
+    for head in x.chunks_mut(half * 2) {
+        let (first, second) = head.split_at_mut(half);
+        for ((a, b), (c, s)) in first.iter_mut().zip(second).zip(cos.iter().zip(sin)) {
+            let (x0, x1) = (*a, *b);
+            *a = x0 * c - x1 * s;
+            *b = x0 * s + x1 * c;
         }
     }
 }

@@ -38,6 +38,8 @@ const PREFILL_CHUNK: usize = 512;
 
 pub struct LocalBackend {
     name: String,
+    /// The GGUF's sha256, in the backend's id (so in cache keys).
+    file_sha256: String,
     decoder: Arc<Decoder>,
     /// The system turn the chat template adds when a chat has none.
     default_system: Option<String>,
@@ -149,12 +151,20 @@ impl LocalBackend {
             .map_err(|e| local_error(format!("cannot start the decoding thread: {e}")))?;
         Ok(LocalBackend {
             name: name.to_owned(),
+            file_sha256: String::new(),
             decoder,
             default_system: default_system(&template),
             parallel: default_parallel(),
             requests: Some(requests),
             engine: Some(engine),
         })
+    }
+
+    /// Records the GGUF's sha256 (checked when it was installed) in the
+    /// backend's id.
+    pub fn with_file_sha256(mut self, sha256: &str) -> LocalBackend {
+        self.file_sha256 = sha256.to_owned();
+        self
     }
 
     /// Keeps up to `n` prompts in flight (at least 1). Answers do not depend
@@ -377,6 +387,7 @@ impl Backend for LocalBackend {
         BackendId {
             kind: "local".to_owned(),
             model: self.name.clone(),
+            model_sha256: self.file_sha256.clone(),
             ..BackendId::default()
         }
     }
@@ -397,14 +408,22 @@ fn last_row(logits: candle_core::Result<candle_core::Tensor>) -> Result<Vec<f32>
         .map_err(local_error)
 }
 
-/// The system prompt a ChatML template inserts when the chat has none.
+/// The system prompt a ChatML template inserts when the chat has none: the
+/// first system turn written out as literal text. Qwen's template opens
+/// other system turns first (with tools, or the chat's own system message),
+/// whose text is template code, not a prompt.
 fn default_system(template: &str) -> Option<String> {
-    let after = &template[template.find("<|im_start|>system")? + "<|im_start|>system".len()..];
-    // The newline is a real one or a Jinja escape, depending on the file.
-    let after = after
-        .strip_prefix('\n')
-        .or_else(|| after.strip_prefix("\\n"))?;
-    Some(after[..after.find("<|im_end|>")?].to_owned())
+    const OPEN: &str = "<|im_start|>system";
+    template.match_indices(OPEN).find_map(|(at, _)| {
+        let after = &template[at + OPEN.len()..];
+        // The newline is a real one or a Jinja escape, depending on the file.
+        let after = after
+            .strip_prefix('\n')
+            .or_else(|| after.strip_prefix("\\n"))?;
+        let text = &after[..after.find("<|im_end|>")?];
+        let literal = !text.contains(['\'', '"', '{', '}', '+']);
+        literal.then(|| text.to_owned())
+    })
 }
 
 /// log-softmax in f64, so tiny probabilities keep their digits.
@@ -474,6 +493,17 @@ mod tests {
         assert_eq!(
             default_system(t).as_deref(),
             Some("You are a helpful AI assistant named SmolLM, trained by Hugging Face")
+        );
+    }
+
+    /// Qwen2.5's template (abridged) opens two system turns of template code
+    /// before its literal default.
+    #[test]
+    fn system_prompt_from_a_template_with_tools() {
+        let t = r"{%- if tools %}{{- '<|im_start|>system\n' }}{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] }}{%- endif %}{{- '<|im_end|>\n' }}{%- else %}{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}{%- else %}{{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}{%- endif %}{%- endif %}";
+        assert_eq!(
+            default_system(t).as_deref(),
+            Some("You are Qwen, created by Alibaba Cloud. You are a helpful assistant.")
         );
     }
 }

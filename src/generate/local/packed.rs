@@ -1,10 +1,10 @@
 //! Products of activation rows with a weight matrix kept in the GGUF's own
-//! blocks (Q4_1 or Q8_0), in two arithmetics:
+//! blocks (Q4_1, Q5_0 or Q8_0), in two arithmetics:
 //!
 //! - [`Activations::F32`], for the f32 layout's decode steps. A decode step
 //!   multiplies one row per sequence by every weight matrix, so its cost is
-//!   reading the weights: 4 bytes per weight as f32, 0.625 (Q4_1) or 1.0625
-//!   (Q8_0) as blocks. Each weight is expanded in registers exactly as
+//!   reading the weights: 4 bytes per weight as f32, 0.625 (Q4_1), 0.6875
+//!   (Q5_0) or 1.0625 (Q8_0) as blocks. Each weight is expanded in registers exactly as
 //!   candle's dequantization expands it (`q as f32 * d + m`, multiply then
 //!   add, never fused), so the product uses the same weight values as the
 //!   f32 GEMM of a prefill and differs from it only in the order of the sums.
@@ -12,7 +12,8 @@
 //!   is first quantized to 8 bits per 32 values as llama.cpp does (its Q8_1:
 //!   scale max|x|/127 kept as f16, and the scaled sum of the quants), then
 //!   multiplied in integers, 32 products per instruction. This is llama.cpp's
-//!   arithmetic, not the f32 model's.
+//!   arithmetic, not the f32 model's. Q4_1 and Q8_0 only: a Q5_0 matrix in
+//!   the quantized layout is candle's `QMatMul`.
 //!
 //! Each output is computed the same way whatever the number of rows, so a
 //! sequence gets the same bits alone as in a batch, and, with `Int8`, a
@@ -26,12 +27,15 @@ use rayon::prelude::*;
 
 /// Bytes per 32-weight block.
 const Q4_1_BLOCK: usize = 20;
+const Q5_0_BLOCK: usize = 22;
 const Q8_0_BLOCK: usize = 34;
 const BLOCK_WEIGHTS: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
     Q4_1,
+    /// 32 weights: d (f16), the fifth bits (u32), then the low nibbles.
+    Q5_0,
     Q8_0,
 }
 
@@ -39,6 +43,7 @@ impl Format {
     fn block_bytes(self) -> usize {
         match self {
             Format::Q4_1 => Q4_1_BLOCK,
+            Format::Q5_0 => Q5_0_BLOCK,
             Format::Q8_0 => Q8_0_BLOCK,
         }
     }
@@ -53,11 +58,14 @@ pub struct PackedMatrix {
 }
 
 impl PackedMatrix {
-    /// The blocks of a 2-D Q4_1 or Q8_0 tensor; None for any other layout.
-    pub fn from_qtensor(q: &QTensor) -> Option<PackedMatrix> {
-        let format = match q.dtype() {
-            GgmlDType::Q4_1 => Format::Q4_1,
-            GgmlDType::Q8_0 => Format::Q8_0,
+    /// The blocks of a 2-D tensor whose layout has products in the given
+    /// arithmetic (Q4_1, Q5_0 or Q8_0; Q5_0 with f32 activations only);
+    /// None for any other.
+    pub fn from_qtensor(q: &QTensor, activations: Activations) -> Option<PackedMatrix> {
+        let format = match (q.dtype(), activations) {
+            (GgmlDType::Q4_1, _) => Format::Q4_1,
+            (GgmlDType::Q5_0, Activations::F32) => Format::Q5_0,
+            (GgmlDType::Q8_0, _) => Format::Q8_0,
             _ => return None,
         };
         let (outputs, inputs) = q.shape().dims2().ok()?;
@@ -199,6 +207,14 @@ fn expand(format: Format, block: &[u8], w: &mut [f32; BLOCK_WEIGHTS]) {
                 w[j + 16] = f32::from(q >> 4) * d + m;
             }
         }
+        Format::Q5_0 => {
+            let high = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+            let fifth = |j: usize| (((high >> j) & 1) << 4) as i32;
+            for (j, &q) in block[6..22].iter().enumerate() {
+                w[j] = ((i32::from(q & 0x0F) | fifth(j)) - 16) as f32 * d;
+                w[j + 16] = ((i32::from(q >> 4) | fifth(j + 16)) - 16) as f32 * d;
+            }
+        }
         Format::Q8_0 => {
             for (j, &q) in block[2..34].iter().enumerate() {
                 w[j] = f32::from(q as i8) * d;
@@ -316,6 +332,43 @@ mod avx2 {
                     scale_shift(_mm256_cvtepu8_epi32(_mm_srli_si128::<8>(high)), d, m),
                 ]
             }
+            Format::Q5_0 => {
+                // SAFETY: a Q5_0 block is 22 bytes: the fifth bits are bytes
+                // 2..6, the nibbles bytes 6..22.
+                let qs = unsafe { _mm_loadu_si128(block[6..22].as_ptr().cast()) };
+                let mask = _mm_set1_epi8(0x0F);
+                let nibbles = _mm256_set_m128i(
+                    _mm_and_si128(_mm_srli_epi16::<4>(qs), mask),
+                    _mm_and_si128(qs, mask),
+                );
+                // Byte j is 0xFF where bit j of the fifth bits is set; where it
+                // is clear the weight is nibble - 16, i.e. nibble | 0xF0 as i8.
+                let high = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+                let spread = _mm256_shuffle_epi8(
+                    _mm256_set1_epi32(high as i32),
+                    _mm256_set_epi64x(
+                        0x0303_0303_0303_0303,
+                        0x0202_0202_0202_0202,
+                        0x0101_0101_0101_0101,
+                        0,
+                    ),
+                );
+                let set = _mm256_cmpeq_epi8(
+                    _mm256_or_si256(spread, _mm256_set1_epi64x(0x7fbf_dfef_f7fb_fdfe)),
+                    _mm256_set1_epi64x(-1),
+                );
+                let q = _mm256_or_si256(
+                    nibbles,
+                    _mm256_andnot_si256(set, _mm256_set1_epi8(0xF0u8 as i8)),
+                );
+                let (low, high) = (_mm256_castsi256_si128(q), _mm256_extracti128_si256::<1>(q));
+                [
+                    scale(_mm256_cvtepi8_epi32(low), d),
+                    scale(_mm256_cvtepi8_epi32(_mm_srli_si128::<8>(low)), d),
+                    scale(_mm256_cvtepi8_epi32(high), d),
+                    scale(_mm256_cvtepi8_epi32(_mm_srli_si128::<8>(high)), d),
+                ]
+            }
             Format::Q8_0 => {
                 // SAFETY: a Q8_0 block is 34 bytes; its quants are bytes 2..34.
                 let eight =
@@ -394,7 +447,8 @@ mod int8 {
                 }
                 (d, f16::from_le_bytes([block[2], block[3]]).to_f32(), q)
             }
-            Format::Q8_0 => {
+            // Not reached: `from_qtensor` packs Q5_0 for f32 activations only.
+            Format::Q5_0 | Format::Q8_0 => {
                 for (j, &byte) in block[2..34].iter().enumerate() {
                     q[j] = byte as i8;
                 }
@@ -445,7 +499,7 @@ mod int8 {
                 let first = index * GROUP;
                 match format {
                     Format::Q4_1 => group::<false>(weight_row, x, first, out),
-                    Format::Q8_0 => group::<true>(weight_row, x, first, out),
+                    Format::Q5_0 | Format::Q8_0 => group::<true>(weight_row, x, first, out),
                 }
             }
         }
@@ -573,7 +627,7 @@ mod tests {
     /// dequantized values, its packed layout, and ROWS input rows.
     fn case(dtype: GgmlDType) -> (QTensor, Vec<f32>, PackedMatrix, Vec<f32>) {
         let (q, dense) = matrix(dtype, OUTPUTS, INPUTS);
-        let packed = PackedMatrix::from_qtensor(&q).expect("a packed layout");
+        let packed = PackedMatrix::from_qtensor(&q, Activations::F32).expect("a packed layout");
         let x = (0..ROWS * INPUTS)
             .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
             .collect();
@@ -596,7 +650,7 @@ mod tests {
     #[test]
     fn products_use_the_dequantized_weights_and_do_not_depend_on_the_batch() {
         let (outputs, inputs, rows) = (OUTPUTS, INPUTS, ROWS);
-        for dtype in [GgmlDType::Q4_1, GgmlDType::Q8_0] {
+        for dtype in [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q8_0] {
             let (_, dense, packed, x) = case(dtype);
             let y = packed.matmul(&x, rows, Activations::F32);
             let exact = dense_matmul(&dense, &x, rows, outputs, inputs);
@@ -682,6 +736,7 @@ mod tests {
     fn dtype_bytes(dtype: GgmlDType) -> usize {
         match dtype {
             GgmlDType::Q4_1 => Q4_1_BLOCK,
+            GgmlDType::Q5_0 => Q5_0_BLOCK,
             _ => Q8_0_BLOCK,
         }
     }
@@ -689,6 +744,8 @@ mod tests {
     #[test]
     fn other_layouts_are_not_packed() {
         let (q, _) = matrix(GgmlDType::Q4_0, 4, 64);
-        assert!(PackedMatrix::from_qtensor(&q).is_none());
+        assert!(PackedMatrix::from_qtensor(&q, Activations::F32).is_none());
+        let (q, _) = matrix(GgmlDType::Q5_0, 4, 64);
+        assert!(PackedMatrix::from_qtensor(&q, Activations::Int8).is_none());
     }
 }

@@ -2,9 +2,14 @@
 //! metadata: the GGUF carries the vocabulary, the merges and the token types,
 //! but no `tokenizer.json`.
 //!
-//! The pre-tokenizer is SmolLM2's: every digit on its own, then GPT-2 byte
-//! level without a prefix space. Tokens of type 3 (control) are special and
-//! are matched whole in the input, so `<|im_start|>` in a prompt is one id.
+//! The pre-tokenizer follows `tokenizer.ggml.pre`, as llama.cpp does: for
+//! `qwen2`, Qwen2's split pattern (contractions, letter runs with one
+//! leading non-letter, single digits, punctuation runs, newlines and spaces)
+//! before GPT-2 byte level; otherwise SmolLM2's: every digit on its own, then
+//! GPT-2 byte level with its own pattern. No prefix space either way. Tokens
+//! of type 3 (control), and for qwen2 of type 4 (user-defined, such as
+//! `<|fim_prefix|>`), are special and are matched whole in the input, so
+//! `<|im_start|>` in a prompt is one id.
 
 use candle_core::quantized::gguf_file::{Content, Value};
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
@@ -12,10 +17,16 @@ use tokenizers::models::bpe::BPE;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
-use tokenizers::{AddedToken, Tokenizer};
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::{AddedToken, PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
 
-/// GGUF token type of control tokens.
+/// GGUF token types of control and user-defined tokens.
 const CONTROL: i32 = 3;
+const USER_DEFINED: i32 = 4;
+
+/// Qwen2's pre-tokenizer pattern (llama.cpp's `qwen2` pre-type; the same
+/// split as the `tokenizer.json` Qwen publishes).
+const QWEN2_PATTERN: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// Builds the tokenizer; errors name the metadata key that is missing or odd.
 pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
@@ -59,21 +70,42 @@ pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
         .build()
         .map_err(|e| e.to_string())?;
     let mut tokenizer = Tokenizer::new(bpe);
-    tokenizer.with_pre_tokenizer(Some(Sequence::new(vec![
-        Digits::new(true).into(),
-        ByteLevel::new(false, true, true).into(),
-    ])));
+    let pre = content
+        .metadata
+        .get("tokenizer.ggml.pre")
+        .and_then(|v| v.to_string().ok())
+        .map_or("", |s| s.as_str());
+    let qwen2 = pre == "qwen2";
+    tokenizer.with_pre_tokenizer(Some(pre_tokenizer(qwen2)?));
     tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
     let special: Vec<AddedToken> = tokens
         .iter()
         .zip(&types)
-        .filter(|(_, t)| **t == CONTROL)
+        .filter(|(_, t)| **t == CONTROL || (qwen2 && **t == USER_DEFINED))
         .map(|(token, _)| AddedToken::from(token.clone(), true))
         .collect();
     tokenizer
         .add_special_tokens(special)
         .map_err(|e| format!("special tokens: {e}"))?;
     Ok(tokenizer)
+}
+
+fn pre_tokenizer(qwen2: bool) -> Result<Sequence, String> {
+    let steps: Vec<PreTokenizerWrapper> = if qwen2 {
+        let split = Split::new(
+            SplitPattern::Regex(QWEN2_PATTERN.to_owned()),
+            SplitDelimiterBehavior::Isolated,
+            false,
+        )
+        .map_err(|e| format!("the qwen2 pre-tokenizer pattern: {e}"))?;
+        vec![split.into(), ByteLevel::new(false, false, false).into()]
+    } else {
+        vec![
+            Digits::new(true).into(),
+            ByteLevel::new(false, true, true).into(),
+        ]
+    };
+    Ok(Sequence::new(steps))
 }
 
 fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {

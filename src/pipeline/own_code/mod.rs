@@ -112,17 +112,8 @@ pub fn summarize_own_code(
 
     let home = ModelHome::from_env().map_err(|e| failed(stage, e))?;
     let backend = open_backend(backend_config, &home).map_err(|e| failed(stage, e))?;
-    if let Some(generator) = &options.calibrator.generator
-        && backend.id().model != generator.model
-    {
-        return Err(failed(
-            stage,
-            format!(
-                "the backend's model is {}, but the calibrator was made for {}",
-                backend.id().model,
-                generator.model
-            ),
-        ));
+    if let Some(generator) = &options.calibrator.generator {
+        check_generator_model(&backend.id(), generator).map_err(|e| failed(stage, e))?;
     }
     create_dir(&options.out)?;
     let cache = Cache::open(&options.out.join("cache.sqlite")).map_err(|e| failed(stage, e))?;
@@ -351,4 +342,34 @@ fn markdown(summaries: &[TrustedSummary]) -> String {
         );
     }
     out
+}
+
+/// A calibrator holds only for the model (and weights file) it was made
+/// with: another model's confidences mean something else.
+fn check_generator_model(
+    id: &crate::generate::BackendId,
+    generator: &crate::calibrate::calibrator::Generator,
+) -> Result<(), String> {
+    let file_differs = generator
+        .model_sha256
+        .as_deref()
+        .is_some_and(|sha| !id.model_sha256.is_empty() && sha != id.model_sha256);
+    if id.model != generator.model || file_differs {
+        return Err(format!(
+            "the backend's model is {} ({}), but the calibrator was made for {} ({})",
+            id.model,
+            or_unknown(&id.model_sha256),
+            generator.model,
+            or_unknown(generator.model_sha256.as_deref().unwrap_or_default()),
+        ));
+    }
+    Ok(())
+}
+
+fn or_unknown(sha256: &str) -> String {
+    if sha256.is_empty() {
+        "file hash unknown".to_owned()
+    } else {
+        format!("sha256 {}", &sha256[..sha256.len().min(12)])
+    }
 }
