@@ -1,5 +1,9 @@
-//! Prefill and decode speed of the local backend (SmolLM2-135M-Instruct,
-//! Q4_1 GGUF) on this machine, for both weight layouts.
+//! Prefill and decode speed of the local backend on this machine, for each
+//! local model (SmolLM2-135M-Instruct Q4_1, Qwen2.5-Coder-0.5B- and
+//! 1.5B-Instruct Q4_K_M; the Qwen files are installed on first use) and its
+//! weight layouts. For the Qwen models the bench also checks codecal's token
+//! ids against llama.cpp's on every main-job and HumanEval prompt, and runs
+//! the main job's first 20 prompts.
 //!
 //! The prompt is a ~700-token 3-shot-sized text (the start of the local
 //! Python's textwrap.py). Prefill rate = prompt tokens / time to the first
@@ -32,7 +36,7 @@ use codecal::generate::batch::{parallel_map, read_prompts};
 use codecal::generate::local::default_parallel;
 use codecal::generate::local::{LocalBackend, Weights};
 use codecal::generate::{Backend, Generation, Params};
-use codecal::models::ModelHome;
+use codecal::models::{LANGUAGE_MODELS, ModelHome};
 use codecal::prompt::Prompt;
 
 const DECODE_TOKENS: usize = 64;
@@ -57,9 +61,7 @@ fn timed(backend: &LocalBackend, prompt: &Prompt, max_tokens: usize) -> (f64, Ge
 }
 
 fn main() {
-    let gguf = ModelHome::from_env()
-        .and_then(|h| h.ensure_smollm2())
-        .expect("SmolLM2 set-up");
+    let home = ModelHome::from_env().expect("codecal's home");
     let source = std::fs::read_to_string(python_stdlib().expect("python3").join("textwrap.py"))
         .expect("textwrap.py");
     let text: String = source.chars().take(2800).collect();
@@ -67,9 +69,37 @@ fn main() {
     let prompt = Prompt::Completion(format!("{text}\n\nExplain this module in detail:\n"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let llama_dir = build_llama_cpp();
-    let baseline = llama_dir
-        .as_deref()
-        .and_then(|dir| llama_cpp(dir, &gguf, prompt_text(&prompt), threads));
+    for model in &LANGUAGE_MODELS {
+        let gguf = home.ensure_language_model(model).expect("the model's set-up");
+        println!("\n## {}\n", model.title);
+        let qwen = model.name != "smollm2-135m";
+        // SmolLM2 keeps its f16 row; the Qwen files' quantized layout is
+        // candle's QMatMul for their Q5_0 and K-quant blocks.
+        let layouts: &[Weights] = if qwen {
+            &[Weights::F32, Weights::Quantized]
+        } else {
+            &[Weights::F32, Weights::Quantized, Weights::F16]
+        };
+        single_prompt(&gguf, &prompt, llama_dir.as_deref(), threads, layouts);
+        if let Some(dir) = &llama_dir {
+            tokenizer_check(&home, &gguf, dir);
+        }
+        // The 1.5B model's main-job run would take most of an hour on two
+        // cores; its first 20 prompts show the same ratio.
+        let limit = if qwen { 20 } else { usize::MAX };
+        aggregate(&gguf, llama_dir.as_deref(), threads, limit);
+    }
+}
+
+/// Prefill and decode rates on the one bench prompt, per layout, beside llama.cpp's.
+fn single_prompt(
+    gguf: &Path,
+    prompt: &Prompt,
+    llama_dir: Option<&Path>,
+    threads: usize,
+    layouts: &[Weights],
+) {
+    let baseline = llama_dir.and_then(|dir| llama_cpp(dir, gguf, prompt_text(prompt), threads));
     println!(
         "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill ratio | decode ratio |"
     );
@@ -80,11 +110,11 @@ fn main() {
             b.prompt_tokens, b.prefill, b.decode
         );
     }
-    for weights in [Weights::F32, Weights::Quantized, Weights::F16] {
-        let backend = LocalBackend::load(&gguf, "bench", &Device::Cpu, weights).expect("load");
-        let (first, g) = timed(&backend, &prompt, 1);
+    for &weights in layouts {
+        let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights).expect("load");
+        let (first, g) = timed(&backend, prompt, 1);
         let prompt_tokens = g.prompt_tokens.unwrap_or(0);
-        let (all, g) = timed(&backend, &prompt, DECODE_TOKENS + 1);
+        let (all, g) = timed(&backend, prompt, DECODE_TOKENS + 1);
         let decoded = g.tokens.len().saturating_sub(1).max(1);
         let (prefill, decode) = (prompt_tokens as f64 / first, decoded as f64 / (all - first));
         let ratio = |ours: f64, theirs: Option<f64>| {
@@ -96,7 +126,7 @@ fn main() {
             ratio(decode, baseline.as_ref().map(|b| b.decode)),
         );
         if let (Some(b), Weights::F32) = (&baseline, weights) {
-            let ours = backend.encode(prompt_text(&prompt)).expect("encode");
+            let ours = backend.encode(prompt_text(prompt)).expect("encode");
             println!(
                 "\ntokenizer check: llama.cpp and codecal give the prompt {} ids ({} and {} ids)\n",
                 if ours == b.ids {
@@ -109,12 +139,59 @@ fn main() {
             );
         }
     }
-    aggregate(&gguf, llama_dir.as_deref(), threads);
 }
 
-/// The main job's prompts through codecal and through llama.cpp, at
-/// parallelism 1 and at codecal's default.
-fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize) {
+/// Token ids of every main-job prompt (as the model sees it, chat template
+/// included) and every HumanEval prompt, by codecal and by llama.cpp.
+fn tokenizer_check(home: &ModelHome, gguf: &Path, dir: &Path) {
+    let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32).expect("load");
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let main_job = Path::new(env!("CARGO_MANIFEST_DIR")).join("runs/default/prompts.jsonl");
+    if let Ok(rows) = read_prompts(&main_job) {
+        texts.extend(rows.iter().map(|r| (r.id.clone(), backend.render(&r.prompt))));
+    } else {
+        println!("tokenizer check: {} is missing; HumanEval only", main_job.display());
+    }
+    let humaneval = home.ensure_humaneval().expect("HumanEval set-up");
+    let problems = codecal::task::datasets::read_humaneval(&humaneval).expect("HumanEval");
+    texts.extend(problems.into_iter().map(|p| (p.id, p.prompt)));
+    let file = dir.join("tokenizer-check.bin");
+    let joined: Vec<&str> = texts.iter().map(|t| t.1.as_str()).collect();
+    std::fs::write(&file, joined.join("\0")).expect("write the prompts");
+    let out = Command::new(dir.join("llama-greedy"))
+        .args([gguf.as_os_str(), file.as_os_str()])
+        .args(["0", "1"])
+        .output()
+        .expect("llama-greedy");
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let differing: Vec<&str> = texts
+        .iter()
+        .zip(&lines)
+        .filter(|((_, text), theirs)| {
+            ids(&theirs["ids"]).as_deref() != Some(&backend.encode(text).expect("encode")[..])
+        })
+        .map(|((id, _), _)| id.as_str())
+        .collect();
+    println!(
+        "tokenizer check over {} prompts (main job and HumanEval): llama.cpp gave {} answers, \
+         {} differ from codecal's ids{}\n",
+        texts.len(),
+        lines.len(),
+        differing.len() + texts.len().saturating_sub(lines.len()),
+        if differing.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", differing.join(", "))
+        }
+    );
+}
+
+/// The main job's first `limit` prompts through codecal and through
+/// llama.cpp, at parallelism 1 and at codecal's default.
+fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize, limit: usize) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("runs/default/prompts.jsonl");
     if !path.exists() {
@@ -124,7 +201,8 @@ fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize) {
         );
         return;
     }
-    let rows = read_prompts(&path).expect("the main job's prompts");
+    let mut rows = read_prompts(&path).expect("the main job's prompts");
+    rows.truncate(limit);
     let params = Params {
         max_tokens: 100,
         stop: vec!["\n".to_owned()],

@@ -519,3 +519,40 @@ fn out_of_range_numbers_are_refused_before_any_stage() {
         );
     }
 }
+
+/// A local backend naming a model codecal does not know is refused by the
+/// config check, before any stage runs or anything is installed, with the
+/// known names in the message.
+#[test]
+fn a_local_backend_with_an_unknown_model_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let config = dir.path().join("unknown-model.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "name = \"unknown-model\"\nruns_dir = \"{}\"\ntask = \"synthesis\"\n\n\
+             [dataset]\nname = \"humaneval\"\n\n[[backends]]\nkind = \"local\"\n\
+             model = \"qwen2.5-coder-7b\"\n",
+            runs.display()
+        ),
+    )
+    .unwrap();
+    let home = dir.path().join("home");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["run", "--config", config.to_str().unwrap()])
+        .env("CODECAL_HOME", &home)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("backends[0].model"), "{stderr}");
+    assert!(stderr.contains("\"qwen2.5-coder-7b\""), "{stderr}");
+    assert!(
+        stderr.contains("smollm2-135m, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(!runs.exists(), "no run directory before the check passes");
+    assert!(!home.exists(), "nothing installed before the check passes");
+}

@@ -124,6 +124,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
         generator: Some(Generator {
             backend: "openai".into(),
             model: model.into(),
+            model_sha256: None,
             prompt_template_sha256: codecal::digest::sha256_hex(template.as_bytes()),
             decoding: serde_json::to_value(codecal::generate::Params::default()).unwrap(),
         }),

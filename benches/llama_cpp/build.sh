@@ -20,7 +20,7 @@ options=(-DGGML_AVX="$(on avx)" -DGGML_AVX2="$(on avx2)" -DGGML_FMA="$(on fma)"
     -DGGML_F16C="$(on f16c)" -DGGML_BMI2="$(on bmi2)" -DGGML_AVX_VNNI="$(on avx_vnni)"
     -DGGML_AVX512="$(on avx512f)" -DGGML_AVX512_VBMI="$(on avx512_vbmi)"
     -DGGML_AVX512_VNNI="$(on avx512_vnni)" -DGGML_AVX512_BF16="$(on avx512_bf16)")
-if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && "$(cat "$out/options" 2>/dev/null)" == "${options[*]}" ]]; then
+if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && -x "$out/llama-greedy" && "$(cat "$out/options" 2>/dev/null)" == "${options[*]}" ]]; then
     echo "$out"
     exit 0
 fi
@@ -45,7 +45,7 @@ cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATI
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_COMMON=OFF >&2
 cmake --build "$out/build" --target llama -j "$(nproc)" >&2
-for program in timing batch; do
+for program in timing batch greedy; do
     g++ -O2 -std=c++17 "$root/benches/llama_cpp/$program.cpp" -o "$out/llama-$program.partial" \
         -I "$src/llama.cpp/include" -I "$src/llama.cpp/ggml/include" \
         -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2

@@ -168,6 +168,85 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
     }
 }
 
+/// Correct items per training fold that logistic rescaling needs to learn
+/// more than the base rate: the ten events per variable of Peduzzi et al.
+/// (1996), for Platt's one variable.
+const EVENTS_PER_FOLD: usize = 10;
+
+/// What a run of this size can show, in words: for the cell with the
+/// fewest correct items, whether there are enough to rescale and to certify
+/// a cutoff at each target, and how many items would give enough at the
+/// run's success rate. Empty where every cell has enough.
+pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
+    let Some(row) = rows
+        .iter()
+        .min_by_key(|r| correct_items(r.report))
+    else {
+        return String::new();
+    };
+    let report = row.report;
+    let (n, correct) = (report.raw.metrics.n, correct_items(report));
+    let rate = report.raw.metrics.base_rate;
+    let folds = report.folds.max(2);
+    let items_for = |correct_needed: usize| {
+        if rate > 0.0 {
+            format!("about {} items", (correct_needed as f64 / rate).ceil() as usize)
+        } else {
+            "more items than any run with no correct answer can estimate".to_owned()
+        }
+    };
+    let mut lacks = Vec::new();
+    // Each training fold holds (folds - 1) / folds of the correct items.
+    let rescale_needs = (EVENTS_PER_FOLD * folds).div_ceil(folds - 1);
+    if correct < rescale_needs {
+        lacks.push(format!(
+            "to rescale: {EVENTS_PER_FOLD} correct items in each training fold (the ten \
+             events per variable of Peduzzi et al. 1996), so {rescale_needs} in all over \
+             {folds} folds, or {}",
+            items_for(rescale_needs)
+        ));
+    }
+    let delta = report.cutoffs.delta;
+    for cutoff in &report.cutoffs.accept {
+        let needed = certify_needs(cutoff.target_precision, delta);
+        if cutoff.cutoff.is_none() && correct < needed {
+            lacks.push(format!(
+                "to certify a cutoff at precision {}: at least {needed} accepted items, all \
+                 correct (the exact binomial test at δ = {delta} passes no fewer), or {}",
+                cutoff.target_precision,
+                items_for(needed)
+            ));
+        }
+    }
+    if lacks.is_empty() {
+        return String::new();
+    }
+    format!(
+        "**What this run's size can show.** {} has {correct} correct item(s) of {n} (success \
+         rate {rate:.3}): too few {}. Until then the rescaled rows and the Decisions table \
+         say little beyond the base rate.",
+        row.key.join(" "),
+        lacks.join("; too few ")
+    )
+}
+
+fn correct_items(report: &CalibrationReport) -> usize {
+    (report.raw.metrics.base_rate * report.raw.metrics.n as f64).round() as usize
+}
+
+/// The fewest accepted items, all correct, whose one-sided exact binomial
+/// p-value for "precision below `target`" falls below `delta`: the least k
+/// with target^k ≤ delta.
+fn certify_needs(target: f64, delta: f64) -> usize {
+    if target <= 0.0 || delta >= 1.0 {
+        return 1;
+    }
+    if target >= 1.0 || delta <= 0.0 {
+        return usize::MAX;
+    }
+    (delta.ln() / target.ln()).ceil().max(1.0) as usize
+}
+
 /// The calibration metrics beyond the seeds' tables, per cell, raw and
 /// rescaled, with their bootstrap intervals: the binned ECE beside its
 /// equal-mass version, smooth ECE, the debiased L2 error, the CORP
@@ -332,5 +411,19 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
             ],
         ),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::certify_needs;
+
+    /// 0.9^22 = 0.098 ≤ 0.1 < 0.9^21 = 0.109.
+    #[test]
+    fn a_cutoff_needs_enough_correct_items_to_pass_the_exact_test() {
+        assert_eq!(certify_needs(0.9, 0.1), 22);
+        assert_eq!(certify_needs(0.8, 0.1), 11);
+        assert_eq!(certify_needs(0.95, 0.1), 45);
+        assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
     }
 }

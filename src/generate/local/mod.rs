@@ -10,6 +10,7 @@
 //! Chat prompts are rendered with the model's ChatML template.
 
 mod engine;
+mod kquants;
 mod llama;
 mod packed;
 pub mod tokenizer;

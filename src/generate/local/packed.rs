@@ -1,5 +1,6 @@
 //! Products of activation rows with a weight matrix kept in the GGUF's own
-//! blocks (Q4_1, Q5_0 or Q8_0), in two arithmetics:
+//! blocks (Q4_1, Q5_0, Q8_0, and with f32 activations the K-quants Q4_K and
+//! Q6_K of `kquants.rs`), in two arithmetics:
 //!
 //! - [`Activations::F32`], for the f32 layout's decode steps. A decode step
 //!   multiplies one row per sequence by every weight matrix, so its cost is
@@ -25,6 +26,8 @@ use candle_core::quantized::{GgmlDType, QTensor};
 use half::f16;
 use rayon::prelude::*;
 
+use super::kquants::{self, KFormat};
+
 /// Bytes per 32-weight block.
 const Q4_1_BLOCK: usize = 20;
 const Q5_0_BLOCK: usize = 22;
@@ -37,6 +40,8 @@ enum Format {
     /// 32 weights: d (f16), the fifth bits (u32), then the low nibbles.
     Q5_0,
     Q8_0,
+    /// 256-weight super-blocks (`kquants.rs`).
+    K(KFormat),
 }
 
 impl Format {
@@ -45,6 +50,14 @@ impl Format {
             Format::Q4_1 => Q4_1_BLOCK,
             Format::Q5_0 => Q5_0_BLOCK,
             Format::Q8_0 => Q8_0_BLOCK,
+            Format::K(k) => k.block_bytes(),
+        }
+    }
+
+    fn block_weights(self) -> usize {
+        match self {
+            Format::K(_) => kquants::SUPER_BLOCK,
+            _ => BLOCK_WEIGHTS,
         }
     }
 }
@@ -59,19 +72,22 @@ pub struct PackedMatrix {
 
 impl PackedMatrix {
     /// The blocks of a 2-D tensor whose layout has products in the given
-    /// arithmetic (Q4_1, Q5_0 or Q8_0; Q5_0 with f32 activations only);
-    /// None for any other.
+    /// arithmetic (Q4_1 and Q8_0 in both; Q5_0, Q4_K and Q6_K with f32
+    /// activations only); None for any other.
     pub fn from_qtensor(q: &QTensor, activations: Activations) -> Option<PackedMatrix> {
         let format = match (q.dtype(), activations) {
             (GgmlDType::Q4_1, _) => Format::Q4_1,
-            (GgmlDType::Q5_0, Activations::F32) => Format::Q5_0,
             (GgmlDType::Q8_0, _) => Format::Q8_0,
+            (GgmlDType::Q5_0, Activations::F32) => Format::Q5_0,
+            (GgmlDType::Q4K, Activations::F32) => Format::K(KFormat::Q4K),
+            (GgmlDType::Q6K, Activations::F32) => Format::K(KFormat::Q6K),
             _ => return None,
         };
         let (outputs, inputs) = q.shape().dims2().ok()?;
         let blocks = q.data().ok()?.into_owned();
-        let expected = outputs * inputs / BLOCK_WEIGHTS * format.block_bytes();
-        (inputs % BLOCK_WEIGHTS == 0 && blocks.len() == expected).then_some(PackedMatrix {
+        let per_block = format.block_weights();
+        let expected = outputs * inputs / per_block * format.block_bytes();
+        (inputs % per_block == 0 && blocks.len() == expected).then_some(PackedMatrix {
             format,
             blocks,
             outputs,
@@ -103,7 +119,7 @@ impl PackedMatrix {
     /// Every output for every row, `dot(weight row, sums)` filling one
     /// output's `rows` values; the outputs are split across rayon's threads.
     fn products(&self, rows: usize, dot: impl Fn(&[u8], &mut [f32]) + Sync) -> Vec<f32> {
-        let row_bytes = self.inputs / BLOCK_WEIGHTS * self.format.block_bytes();
+        let row_bytes = self.inputs / self.format.block_weights() * self.format.block_bytes();
         // Transposed while computing: output-major, `rows` values per output.
         let mut transposed = vec![0f32; self.outputs * rows];
         const CHUNK: usize = 32;
@@ -184,6 +200,9 @@ impl Int8Rows {
 
 /// One weight row (as blocks) against every row of `x`.
 fn dot_rows(format: Format, weight_row: &[u8], x: &[f32], inputs: usize, sums: &mut [f32]) {
+    if let Format::K(k) = format {
+        return kquants::dot_rows(k, weight_row, x, inputs, sums);
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")
@@ -220,6 +239,8 @@ fn expand(format: Format, block: &[u8], w: &mut [f32; BLOCK_WEIGHTS]) {
                 w[j] = f32::from(q as i8) * d;
             }
         }
+        // Super-blocks are expanded by `kquants`, which `dot_rows` calls instead.
+        Format::K(_) => unreachable!("a K-quant block in the 32-weight path"),
     }
 }
 
@@ -381,6 +402,8 @@ mod avx2 {
                     scale(_mm256_cvtepi8_epi32(e), d),
                 ]
             }
+            // Super-blocks are expanded by `kquants`, which `dot_rows` calls instead.
+            Format::K(_) => unreachable!("a K-quant block in the 32-weight path"),
         }
     }
 
@@ -447,8 +470,9 @@ mod int8 {
                 }
                 (d, f16::from_le_bytes([block[2], block[3]]).to_f32(), q)
             }
-            // Not reached: `from_qtensor` packs Q5_0 for f32 activations only.
-            Format::Q5_0 | Format::Q8_0 => {
+            // Not reached for Q5_0 and the K-quants: `from_qtensor` packs
+            // them for f32 activations only.
+            _ => {
                 for (j, &byte) in block[2..34].iter().enumerate() {
                     q[j] = byte as i8;
                 }
@@ -499,7 +523,7 @@ mod int8 {
                 let first = index * GROUP;
                 match format {
                     Format::Q4_1 => group::<false>(weight_row, x, first, out),
-                    Format::Q5_0 | Format::Q8_0 => group::<true>(weight_row, x, first, out),
+                    _ => group::<true>(weight_row, x, first, out),
                 }
             }
         }
@@ -738,6 +762,48 @@ mod tests {
             GgmlDType::Q4_1 => Q4_1_BLOCK,
             GgmlDType::Q5_0 => Q5_0_BLOCK,
             _ => Q8_0_BLOCK,
+        }
+    }
+
+    /// Q4_K and Q6_K (256-weight super-blocks, f32 activations only) use
+    /// candle's dequantized weights, alone as in a batch, on both kernels.
+    #[test]
+    fn k_quant_products_use_the_dequantized_weights() {
+        let (outputs, inputs, rows) = (10, 512, 5);
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            let (q, dense) = matrix(dtype, outputs, inputs);
+            let packed = PackedMatrix::from_qtensor(&q, Activations::F32).expect("packed");
+            assert!(PackedMatrix::from_qtensor(&q, Activations::Int8).is_none());
+            let x: Vec<f32> = (0..rows * inputs)
+                .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
+                .collect();
+            let y = packed.matmul(&x, rows, Activations::F32);
+            let exact = dense_matmul(&dense, &x, rows, outputs, inputs);
+            for (got, want) in y.iter().zip(&exact) {
+                let error = (f64::from(*got) - want).abs();
+                assert!(
+                    error < 1e-4 * (1.0 + want.abs()),
+                    "{dtype:?}: {got} vs {want}"
+                );
+            }
+            for r in 0..rows {
+                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::F32);
+                assert_eq!(
+                    alone,
+                    y[r * outputs..(r + 1) * outputs],
+                    "{dtype:?} row {r}"
+                );
+            }
+            let Format::K(k) = packed.format else {
+                panic!("{dtype:?} is not a K-quant layout")
+            };
+            let row_bytes = inputs / kquants::SUPER_BLOCK * k.block_bytes();
+            let mut portable = vec![0f32; rows];
+            kquants::dot_rows_portable(k, &packed.blocks[..row_bytes], &x, inputs, &mut portable);
+            for r in 0..rows {
+                let want = exact[r * outputs];
+                assert!((f64::from(portable[r]) - want).abs() < 1e-4 * (1.0 + want.abs()));
+            }
         }
     }
 

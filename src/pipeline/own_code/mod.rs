@@ -373,3 +373,59 @@ fn or_unknown(sha256: &str) -> String {
         format!("sha256 {}", &sha256[..sha256.len().min(12)])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check_generator_model;
+    use crate::calibrate::calibrator::Generator;
+    use crate::generate::BackendId;
+
+    fn smollm2_calibrator() -> Generator {
+        Generator {
+            backend: "local".into(),
+            model: "SmolLM2-135M-Instruct-Q4_1@f32".into(),
+            model_sha256: Some(crate::models::LANGUAGE_MODELS[0].sha256.into()),
+            ..Generator::default()
+        }
+    }
+
+    fn local(model: &str, sha256: &str) -> BackendId {
+        BackendId {
+            kind: "local".into(),
+            model: model.into(),
+            model_sha256: sha256.into(),
+            ..BackendId::default()
+        }
+    }
+
+    #[test]
+    fn a_calibrator_made_with_smollm2_is_refused_for_qwen_output() {
+        let qwen = crate::models::language_model("qwen2.5-coder-0.5b").unwrap();
+        let error = check_generator_model(
+            &local("qwen2.5-coder-0.5b@f32", qwen.sha256),
+            &smollm2_calibrator(),
+        )
+        .unwrap_err();
+        assert!(
+            error.contains(
+                "calibrator was made for SmolLM2-135M-Instruct-Q4_1@f32 (sha256 b179c9523d0e)"
+            ),
+            "{error}"
+        );
+        let smollm2 = crate::models::LANGUAGE_MODELS[0].sha256;
+        assert!(
+            check_generator_model(
+                &local("SmolLM2-135M-Instruct-Q4_1@f32", smollm2),
+                &smollm2_calibrator()
+            )
+            .is_ok()
+        );
+        // The same name with another weights file is another model.
+        let error = check_generator_model(
+            &local("SmolLM2-135M-Instruct-Q4_1@f32", qwen.sha256),
+            &smollm2_calibrator(),
+        )
+        .unwrap_err();
+        assert!(error.contains("sha256 1d9614638d18"), "{error}");
+    }
+}

@@ -17,8 +17,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table, subgroup_rows,
-    subgroup_table, tertiles,
-};
+    subgroup_table, tertiles, sample_size_note};
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -531,9 +530,10 @@ fn write_tables(
     let intro = format!(
         "Correct means {metric} above the threshold of `{}`. Intervals are 95% percentile \
          bootstrap ({} resamples). ‡ marks bucket collapse (rescaled skill score below 0.05: \
-         the rescaled ECE says little).",
+         the rescaled ECE says little).\n\n{}",
         config.scoring.thresholds.display(),
-        config.calibration.bootstrap
+        config.calibration.bootstrap,
+        sample_size_note(&decision_rows)
     );
     let tables = write_all(dir, &tables)?;
     // The metric's ROC depends on the human ratings, not on this run: the
