@@ -70,7 +70,9 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let llama_dir = build_llama_cpp();
     for model in &LANGUAGE_MODELS {
-        let gguf = home.ensure_language_model(model).expect("the model's set-up");
+        let gguf = home
+            .ensure_language_model(model)
+            .expect("the model's set-up");
         println!("\n## {}\n", model.title);
         let qwen = model.name != "smollm2-135m";
         // SmolLM2 keeps its f16 row; the Qwen files' quantized layout is
@@ -148,9 +150,15 @@ fn tokenizer_check(home: &ModelHome, gguf: &Path, dir: &Path) {
     let mut texts: Vec<(String, String)> = Vec::new();
     let main_job = Path::new(env!("CARGO_MANIFEST_DIR")).join("runs/default/prompts.jsonl");
     if let Ok(rows) = read_prompts(&main_job) {
-        texts.extend(rows.iter().map(|r| (r.id.clone(), backend.render(&r.prompt))));
+        texts.extend(
+            rows.iter()
+                .map(|r| (r.id.clone(), backend.render(&r.prompt))),
+        );
     } else {
-        println!("tokenizer check: {} is missing; HumanEval only", main_job.display());
+        println!(
+            "tokenizer check: {} is missing; HumanEval only",
+            main_job.display()
+        );
     }
     let humaneval = home.ensure_humaneval().expect("HumanEval set-up");
     let problems = codecal::task::datasets::read_humaneval(&humaneval).expect("HumanEval");

@@ -9,13 +9,10 @@ use std::time::Duration;
 use codecal::sandbox::{Ending, Isolation, IsolationChoice, Limits, Sandbox};
 
 fn both_isolations(limits: Limits) -> Vec<Sandbox> {
-    [
-        IsolationChoice::Bubblewrap,
-        IsolationChoice::NetworkNamespace,
-    ]
-    .into_iter()
-    .filter_map(|choice| common::sandbox(limits.clone(), choice))
-    .collect()
+    [IsolationChoice::Bubblewrap, IsolationChoice::Unshare]
+        .into_iter()
+        .filter_map(|choice| common::sandbox(limits.clone(), choice))
+        .collect()
 }
 
 fn ending(sandbox: &Sandbox, program: &str) -> Ending {

@@ -10,8 +10,10 @@
 //! (Clopper–Pearson) p-value P(Binomial(n_t, α) ≤ k_t) for k_t errors among
 //! n_t accepted items; the walk stops at the first p-value above δ, and
 //! because the order is fixed no multiplicity correction is needed. A grid
-//! cutoff that accepts no item is passed over: it makes no acceptance to be
-//! wrong about. The reject cutoff is the mirror image: walking up from loose,
+//! cutoff that accepts too few items to pass with no mistake at all
+//! ((1 − α)^n > δ; none, or fewer than 22 at α = 0.1, δ = 0.1) is passed
+//! over: that looks at the confidences only, never at the labels, so the
+//! order of the tests is still fixed before any label is seen. The reject cutoff is the mirror image: walking up from loose,
 //! the highest r such that the *correct* rate among items below r is at most
 //! its α.
 //!
@@ -134,7 +136,11 @@ impl CutoffParams {
                     mistakes += usize::from(y == rejecting);
                 }
             }
-            if decided == 0 {
+            // A cutoff that decides too few items to pass even with no
+            // mistake ((1 − α)^n > δ) is passed over: that depends on the
+            // confidences alone, never the labels, so the guarantee holds,
+            // and the walk is not stopped by a strict cutoff with 2 items.
+            if decided == 0 || binomial_cdf(0, decided, alpha) > self.delta {
                 continue;
             }
             if binomial_cdf(mistakes, decided, alpha) > self.delta {
@@ -260,6 +266,28 @@ mod tests {
         let at_90 = cutoffs.accept_for(0.9).unwrap();
         assert_eq!(at_90.cutoff, None);
         assert_eq!(cutoffs.decide(at_90, 0.99), Decision::Review);
+    }
+
+    /// Issue "decisions with power": a strict cutoff that holds 2 items, one
+    /// of them wrong, can never pass the exact test at δ = 0.1, so it is
+    /// passed over instead of ending the walk before the cutoffs with
+    /// enough items.
+    #[test]
+    fn strict_cutoffs_with_too_few_items_do_not_stop_the_walk() {
+        let mut confidence = vec![0.995, 0.995];
+        let mut correct = vec![true, false];
+        for i in 0..300 {
+            confidence.push(0.9);
+            correct.push(i % 20 != 0);
+        }
+        let params = CutoffParams {
+            target_precisions: vec![0.8],
+            ..CutoffParams::default()
+        };
+        let cutoffs = params.fit(&confidence, &correct).unwrap();
+        let accept = &cutoffs.accept[0];
+        assert!(accept.cutoff.is_some_and(|t| t <= 0.9), "{accept:?}");
+        assert_eq!((accept.decided, accept.mistakes), (302, 16));
     }
 
     #[test]

@@ -178,10 +178,7 @@ const EVENTS_PER_FOLD: usize = 10;
 /// a cutoff at each target, and how many items would give enough at the
 /// run's success rate. Empty where every cell has enough.
 pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
-    let Some(row) = rows
-        .iter()
-        .min_by_key(|r| correct_items(r.report))
-    else {
+    let Some(row) = rows.iter().min_by_key(|r| correct_items(r.report)) else {
         return String::new();
     };
     let report = row.report;
@@ -190,7 +187,10 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
     let folds = report.folds.max(2);
     let items_for = |correct_needed: usize| {
         if rate > 0.0 {
-            format!("about {} items", (correct_needed as f64 / rate).ceil() as usize)
+            format!(
+                "about {} items",
+                (correct_needed as f64 / rate).ceil() as usize
+            )
         } else {
             "more items than any run with no correct answer can estimate".to_owned()
         }

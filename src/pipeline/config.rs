@@ -89,7 +89,7 @@ pub struct DatasetConfig {
     pub timeout_s: f64,
     /// Sandboxed programs at once.
     pub jobs: usize,
-    /// `auto`, `bubblewrap` or `netns`.
+    /// `auto`, `bubblewrap` or `unshare` (`netns`, its former name).
     pub isolation: String,
     /// Turbulence: independent answers per instance (the paper's 5).
     pub rounds: u32,

@@ -26,6 +26,9 @@ pub struct Limits {
     /// Output kept from each of standard output and standard error; the
     /// rest is read and dropped.
     pub output_bytes: usize,
+    /// Output read from either stream past which the program is killed and
+    /// judged an output flood.
+    pub output_limit_bytes: u64,
     /// Characters kept of the message (the last line of standard error):
     /// enough for an exception by default; REval's ground truth is a longer
     /// JSON line.
@@ -43,6 +46,7 @@ impl Default for Limits {
             processes: 512,
             file_bytes: 16 << 20,
             output_bytes: 64 << 10,
+            output_limit_bytes: 32 << 20,
             message_chars: 300,
             drop_root: true,
         }

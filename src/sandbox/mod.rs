@@ -5,12 +5,16 @@
 //! `python3 -I` process, given on standard input to a small harness that
 //! reports how it ended through its exit status (passed, syntax error,
 //! failed assertion, other exception). The process is isolated by
-//! bubblewrap (no network, a read-only view of the system, a private
-//! writable `/tmp`, its own process namespace) or, where bubblewrap is
-//! missing or cannot start, by a new network namespace from `unshare`.
-//! Either way it runs under rlimits (CPU seconds, address space, open
-//! processes, file size) and a wall-clock limit after which its whole
-//! process group is killed. Where neither isolation works, [`Sandbox::detect`]
+//! bubblewrap or, where bubblewrap is missing or cannot start, by the same
+//! box built with `unshare` (`BOX_SETUP`): its own user, mount, PID, IPC,
+//! UTS and network namespaces, a private tmpfs on `/tmp` and `/dev/shm`,
+//! everything else read-only, a fresh `/proc`, and no capabilities left
+//! when the program starts. Either way it runs under rlimits (CPU seconds,
+//! address space, open processes, file size), a wall-clock limit and a cap
+//! on its output. The program is the first process of its PID namespace, so
+//! when it ends or is killed the kernel kills every process it started,
+//! daemons included, and the judge stops reading its pipes at the limit
+//! whoever holds them. Where neither isolation works, [`Sandbox::detect`]
 //! refuses with the reason for each.
 //!
 //! What this module is not: a judge. It says how a program ended; which
@@ -22,6 +26,8 @@ mod limits;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 pub use install::{ensure_bubblewrap, ensure_reval_packages, reval_packages_importable};
@@ -70,6 +76,53 @@ except BaseException:
 _end(0, "\n" + nonce)
 "#;
 
+/// The set-up of the `unshare` box, run as the first process of the new
+/// namespaces (with the capabilities of the namespace's root, which the
+/// program never gets): a private tmpfs on `/tmp` and `/dev/shm`, every
+/// other mount read-only (its other flags kept, since the kernel locks them),
+/// then every capability dropped for good before the harness is executed in
+/// its place, so that the program cannot remount anything. Arguments: the
+/// tmpfs size in bytes, the interpreter, the harness.
+const BOX_SETUP: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def mount(source, target, kind, flags, data):
+    if libc.mount(source.encode(), target.encode(), kind.encode() if kind else None,
+                  ctypes.c_ulong(flags), data.encode() if data else None) != 0:
+        error = ctypes.get_errno()
+        sys.stderr.write(f"codecal sandbox: mount {target}: {os.strerror(error)}\n")
+        os._exit(97)
+RDONLY, NOSUID, NODEV, NOEXEC, REMOUNT, BIND, REC, PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+KEPT = [(os.ST_NOSUID, NOSUID), (os.ST_NODEV, NODEV), (os.ST_NOEXEC, NOEXEC),
+        (os.ST_NOATIME, 1024), (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21)]
+size, python, harness = sys.argv[1], sys.argv[2], sys.argv[3]
+mount("none", "/", None, REC | PRIVATE, None)
+writable = ["/tmp"] + (["/dev/shm"] if os.path.isdir("/dev/shm") else [])
+for target in writable:
+    mount("tmpfs", target, "tmpfs", NOSUID | NODEV, f"size={size},mode=1777")
+for line in open("/proc/self/mountinfo").read().splitlines():
+    point = line.split()[4].replace("\\040", " ")
+    if point in writable or point == "/proc" or point.startswith("/proc/"):
+        continue
+    try:
+        flag = os.statvfs(point).f_flag
+    except OSError:
+        continue
+    flags = REMOUNT | BIND | RDONLY
+    for bit, mask in KEPT:
+        if flag & bit:
+            flags |= mask
+    mount("none", point, None, flags, None)
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+for capability in range(64):
+    libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    sys.stderr.write("codecal sandbox: cannot set no_new_privs\n")
+    os._exit(97)
+os.chdir("/tmp")
+os.execv(python, [python, "-I", "-c", harness])
+"#;
+
 /// The completion marker a run expects: fresh randomness per program, so
 /// that a program cannot know it in advance. Without the kernel's
 /// randomness there is no marker a program could not guess, so no run.
@@ -96,6 +149,8 @@ pub enum Ending {
     Exception,
     /// It ran past the wall-clock limit and was killed.
     TimedOut,
+    /// It wrote more than the output cap and was killed.
+    OutputLimit,
     /// It died some other way (a signal, e.g. the CPU limit, or a crash).
     Killed,
 }
@@ -110,13 +165,15 @@ pub struct Execution {
     pub wall: Duration,
 }
 
-/// How programs are kept apart from the machine.
+/// How programs are kept apart from the machine. Both give the same box.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Isolation {
-    /// bubblewrap: no network, read-only system, private `/tmp`.
+    /// bubblewrap: every namespace, no network, read-only system, private
+    /// `/tmp`, its own `/proc`.
     Bubblewrap,
-    /// A new network namespace by `unshare --net`, with rlimits only.
-    NetworkNamespace,
+    /// The same box built with `unshare` and a set-up of codecal's own
+    /// (`BOX_SETUP`), for machines without bubblewrap.
+    Unshare,
 }
 
 /// Which isolations to try, for users and tests who want one in particular.
@@ -125,16 +182,17 @@ pub enum IsolationChoice {
     #[default]
     Auto,
     Bubblewrap,
-    /// A network namespace by `unshare` with rlimits (no private /tmp).
-    #[value(name = "netns")]
-    NetworkNamespace,
+    /// The `unshare` box (namespaces, private /tmp and /dev/shm, read-only
+    /// system, fresh /proc); `netns` is its former name.
+    #[value(name = "unshare", alias = "netns")]
+    Unshare,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error(
         "refusing to run generated code: no sandbox can start here. \
-         bubblewrap: {bubblewrap}; unshare --net: {unshare}. \
+         bubblewrap: {bubblewrap}; unshare: {unshare}. \
          Install bubblewrap (`apt-get install bubblewrap`, done by `codecal setup sandbox`)"
     )]
     Unavailable { bubblewrap: String, unshare: String },
@@ -161,9 +219,9 @@ impl Sandbox {
         let python = find_python();
         let mut reasons = Vec::new();
         let candidates = match choice {
-            IsolationChoice::Auto => vec![Isolation::Bubblewrap, Isolation::NetworkNamespace],
+            IsolationChoice::Auto => vec![Isolation::Bubblewrap, Isolation::Unshare],
             IsolationChoice::Bubblewrap => vec![Isolation::Bubblewrap],
-            IsolationChoice::NetworkNamespace => vec![Isolation::NetworkNamespace],
+            IsolationChoice::Unshare => vec![Isolation::Unshare],
         };
         for isolation in candidates {
             // As root, the program runs as `nobody` where the interpreter
@@ -196,7 +254,7 @@ impl Sandbox {
         };
         Err(SandboxError::Unavailable {
             bubblewrap: reason_for(Isolation::Bubblewrap),
-            unshare: reason_for(Isolation::NetworkNamespace),
+            unshare: reason_for(Isolation::Unshare),
         })
     }
 
@@ -213,26 +271,43 @@ impl Sandbox {
         let started = Instant::now();
         let nonce = new_nonce()?;
         let mut child = self.command().spawn().map_err(SandboxError::Spawn)?;
-        let stderr = drain(child.stderr.take(), self.limits.output_bytes);
-        let stdout = drain(child.stdout.take(), self.limits.output_bytes);
+        let flooded = Arc::new(AtomicBool::new(false));
+        let cap = Output {
+            keep: self.limits.output_bytes,
+            limit: self.limits.output_limit_bytes,
+            leader: child.id(),
+            flooded: flooded.clone(),
+        };
+        let stderr = drain(child.stderr.take(), cap.clone());
+        let stdout = drain(child.stdout.take(), cap);
         if let Some(mut stdin) = child.stdin.take() {
             // A program that never reads its input may exit before taking
             // all of it; that is not an error.
             let _ = stdin.write_all(format!("{nonce}\n{program}").as_bytes());
         }
         let status = wait_or_kill(&mut child, self.limits.wall)?;
+        // Whoever still holds a pipe (nothing should, once the namespace's
+        // first process is gone) is not waited for past a short grace.
+        let grace = Instant::now() + PIPE_GRACE;
+        let stderr = stderr.collect(grace);
+        drop(stdout.collect(grace));
         let wall = started.elapsed();
-        let stderr = stderr.join().unwrap_or_default();
         let completed = last_line(&stderr, usize::MAX) == nonce;
         let mut message = last_line(
             stderr.trim_end().trim_end_matches(nonce.as_str()),
             self.limits.message_chars,
         );
-        drop(stdout.join());
         let mut ending = match status {
+            _ if flooded.load(Ordering::SeqCst) => Ending::OutputLimit,
             None => Ending::TimedOut,
             Some(status) => ending_of(status),
         };
+        if ending == Ending::OutputLimit {
+            message = format!(
+                "the program wrote more than {} bytes of output",
+                self.limits.output_limit_bytes
+            );
+        }
         if ending == Ending::Finished && !completed {
             ending = Ending::Exception;
             message = "the program ended before it ran to completion (exit status 0 \
@@ -267,26 +342,28 @@ impl Sandbox {
     }
 
     fn command(&self) -> Command {
-        let python_args = [
-            self.python.as_os_str().to_owned(),
-            "-I".into(),
-            "-c".into(),
-            HARNESS.into(),
-        ];
         let mut command = match self.isolation {
             Isolation::Bubblewrap => {
                 let mut command = Command::new("bwrap");
-                command.args(bubblewrap_args(&self.limits));
+                command
+                    .args(bubblewrap_args(&self.limits))
+                    .arg(&self.python)
+                    .args(["-I", "-c", HARNESS]);
                 command
             }
-            Isolation::NetworkNamespace => {
+            Isolation::Unshare => {
                 let mut command = Command::new("unshare");
-                command.args(["--user", "--map-root-user", "--net", "--"]);
+                command
+                    .args(UNSHARE_ARGS)
+                    .arg(&self.python)
+                    .args(["-I", "-c", BOX_SETUP])
+                    .arg(self.limits.file_bytes.to_string())
+                    .arg(&self.python)
+                    .arg(HARNESS);
                 command
             }
         };
         command
-            .args(python_args)
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .env("HOME", "/tmp")
@@ -315,6 +392,24 @@ fn find_python() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("python3"))
 }
 
+/// `unshare`'s namespaces: the box's first process (`--fork`) is PID 1 of
+/// its own PID namespace, killed with `unshare` (`--kill-child`), and
+/// takes every process of the namespace with it.
+const UNSHARE_ARGS: [&str; 12] = [
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--mount-proc",
+    "--ipc",
+    "--uts",
+    "--net",
+    "--propagation=private",
+    "--",
+];
+
 fn bubblewrap_args(limits: &Limits) -> Vec<String> {
     let mut args: Vec<String> = [
         "--unshare-all",
@@ -336,31 +431,80 @@ fn bubblewrap_args(limits: &Limits) -> Vec<String> {
     args
 }
 
-/// Reads a pipe to its end on a thread, keeping at most the last `limit`
-/// bytes (where the harness's marker and the exception are), so that a
-/// chatty program never blocks on a full pipe.
-fn drain(
-    pipe: Option<impl Read + Send + 'static>,
-    limit: usize,
-) -> std::thread::JoinHandle<String> {
+/// How long the judge still reads a program's pipes once the program has
+/// ended or been killed.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// What a pipe's reader keeps and when it stops the program.
+#[derive(Clone)]
+struct Output {
+    /// Bytes kept: the last ones, where the harness's marker and the
+    /// exception are.
+    keep: usize,
+    /// Bytes read in all past which the program is killed.
+    limit: u64,
+    /// The process group to kill.
+    leader: u32,
+    flooded: Arc<AtomicBool>,
+}
+
+/// A pipe being read on its own thread.
+struct Drain {
+    kept: Arc<Mutex<Vec<u8>>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Drain {
+    /// What was read, once the pipe ended or at `deadline`, whichever is first.
+    fn collect(self, deadline: Instant) -> String {
+        let _ = self
+            .done
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        let kept = self.kept.lock().map(|k| k.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&kept).into_owned()
+    }
+}
+
+/// Reads a pipe to its end on a thread, keeping only the last bytes, so that
+/// a chatty program never blocks on a full pipe; past the output limit, kills
+/// the program and says so.
+fn drain(pipe: Option<impl Read + Send + 'static>, output: Output) -> Drain {
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let (done, finished) = mpsc::channel();
+    let shared = kept.clone();
     std::thread::spawn(move || {
         let Some(mut pipe) = pipe else {
-            return String::new();
+            return done.send(());
         };
-        let mut kept = Vec::new();
         let mut buffer = [0u8; 8192];
+        let mut total = 0u64;
         while let Ok(n) = pipe.read(&mut buffer) {
             if n == 0 {
                 break;
             }
+            total += n as u64;
+            if total > output.limit {
+                output.flooded.store(true, Ordering::SeqCst);
+                limits::kill_group(output.leader);
+                break;
+            }
+            let Ok(mut kept) = shared.lock() else { break };
             kept.extend_from_slice(&buffer[..n]);
-            if kept.len() > 2 * limit.max(1) {
-                kept.drain(..kept.len() - limit);
+            if kept.len() > 2 * output.keep.max(1) {
+                let excess = kept.len() - output.keep;
+                kept.drain(..excess);
             }
         }
-        let start = kept.len().saturating_sub(limit);
-        String::from_utf8_lossy(&kept[start..]).into_owned()
-    })
+        if let Ok(mut kept) = shared.lock() {
+            let start = kept.len().saturating_sub(output.keep);
+            kept.drain(..start);
+        }
+        done.send(())
+    });
+    Drain {
+        kept,
+        done: finished,
+    }
 }
 
 /// Waits for the child; past `wall`, kills its process group and returns

@@ -236,6 +236,7 @@ impl Oracle {
             },
             Ending::Exception | Ending::Killed => Reason::RuntimeError,
             Ending::TimedOut => Reason::Timeout,
+            Ending::OutputLimit => Reason::ResourceExhaustion,
         };
         Verdict::new(reason, execution.message.clone())
     }
@@ -258,7 +259,7 @@ fn turbulence_verdict(execution: &Execution) -> Verdict {
         };
     }
     let reason = match execution.ending {
-        Ending::TimedOut | Ending::Killed => Reason::ResourceExhaustion,
+        Ending::TimedOut | Ending::Killed | Ending::OutputLimit => Reason::ResourceExhaustion,
         _ => Reason::RuntimeError,
     };
     Verdict {

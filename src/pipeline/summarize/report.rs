@@ -16,8 +16,9 @@ use crate::calibrate::{
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table, subgroup_rows,
-    subgroup_table, tertiles, sample_size_note};
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
+    sample_size_note, subgroup_rows, subgroup_table, tertiles,
+};
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};

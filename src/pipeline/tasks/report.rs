@@ -36,7 +36,9 @@ use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table, sample_size_note};
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
+    sample_size_note,
+};
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -734,10 +736,7 @@ fn write_tables(
         decision_table(&key, &cell_rows),
     ];
     let size = sample_size_note(&cell_rows);
-    let tables = tables
-    .into_iter()
-    .chain(extra)
-    .collect::<Vec<_>>();
+    let tables = tables.into_iter().chain(extra).collect::<Vec<_>>();
     let intro = format!(
         "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
          Cross-validation folds never split one problem's answers. Intervals are 95% \
