@@ -1,6 +1,8 @@
 //! The sandbox holds what it promises: no network, a read-only system, a
-//! private `/tmp`, and limits on time, memory, processes and output, under
-//! bubblewrap and under the network-namespace fallback alike.
+//! private `/tmp` and `/dev/shm`, no view of the host's processes, nothing
+//! left running after a verdict, and limits on time, memory, processes and
+//! output, under bubblewrap and under the `unshare` box alike (each test
+//! runs in every isolation this machine has).
 
 mod common;
 
@@ -48,28 +50,102 @@ fn programs_see_no_network_but_loopback() {
     }
 }
 
+/// Writes to `/tmp`, `/dev/shm`, the working directory and the repository
+/// stay inside the box (or fail), and the host is unchanged afterwards.
 #[test]
 fn the_system_is_read_only_and_tmp_is_private() {
-    let Some(sandbox) = common::sandbox(Limits::default(), IsolationChoice::Bubblewrap) else {
-        return;
-    };
     let repo = env!("CARGO_MANIFEST_DIR");
-    let marker = format!("/tmp/codecal-sandbox-marker-{}", std::process::id());
-    let program = format!(
-        "import os\n\
-         try:\n    open({repo:?} + '/sandbox-escape', 'w')\n    raise SystemExit('wrote into the repository')\n\
-         except OSError:\n    pass\n\
-         open({marker:?}, 'w').write('inside')\n\
-         assert os.path.exists({marker:?})\n"
-    );
-    assert_eq!(ending(&sandbox, &program), Ending::Finished);
-    assert!(
-        !std::path::Path::new(&marker).exists(),
-        "the sandbox's /tmp leaked out"
-    );
-    assert!(!std::path::Path::new(repo).join("sandbox-escape").exists());
+    for sandbox in both_isolations(Limits::default()) {
+        let name = format!("codecal-sandbox-marker-{}", std::process::id());
+        let program = format!(
+            "import os\n\
+             try:\n    open({repo:?} + '/sandbox-escape', 'w')\n    raise SystemExit('wrote into the repository')\n\
+             except OSError:\n    pass\n\
+             for d in ['/tmp', '/dev/shm', os.getcwd()]:\n    open(os.path.join(d, {name:?}), 'w').write('inside')\n    assert os.path.exists(os.path.join(d, {name:?}))\n"
+        );
+        assert_eq!(ending(&sandbox, &program), Ending::Finished);
+        for dir in ["/tmp", "/dev/shm"] {
+            let leaked = std::path::Path::new(dir).join(&name);
+            assert!(
+                !leaked.exists(),
+                "{:?}: {} leaked out",
+                sandbox.isolation(),
+                leaked.display()
+            );
+        }
+        assert!(!std::path::Path::new(repo).join("sandbox-escape").exists());
+    }
 }
 
+/// The program sees its own processes only, not the host's.
+#[test]
+fn the_host_processes_are_invisible() {
+    let program = "import os\n\
+                   pids = [p for p in os.listdir('/proc') if p.isdigit()]\n\
+                   assert len(pids) <= 3, pids\n";
+    for sandbox in both_isolations(Limits::default()) {
+        assert_eq!(ending(&sandbox, program), Ending::Finished);
+    }
+}
+
+/// Host processes whose command line holds `token`.
+fn processes_with(token: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmdline)
+                .contains(token)
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// A forked daemon (new session, descriptors closed, or holding the output
+/// pipe) dies with the run: the verdict comes within the wall limit plus a
+/// small margin, and no process of it is left on the host.
+#[test]
+fn daemons_do_not_outlive_the_run() {
+    let limits = Limits::with_wall(Duration::from_secs(2));
+    for sandbox in both_isolations(limits) {
+        for (keeps_pipe, case) in [(false, "closed"), (true, "pipe")] {
+            let token = format!("codecal-daemon-{case}-{}", std::process::id());
+            let close = if keeps_pipe {
+                ""
+            } else {
+                "    os.closerange(0, 256)\n"
+            };
+            let program = format!(
+                "import os, sys\n\
+                 if os.fork() == 0:\n    os.setsid()\n{close}    \
+                 os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(30)', {token:?}])\n\
+                 assert True\n"
+            );
+            let started = std::time::Instant::now();
+            let execution = sandbox.run(&program).unwrap();
+            let wall = started.elapsed();
+            assert_eq!(
+                execution.ending,
+                Ending::Finished,
+                "{case}: {}",
+                execution.message
+            );
+            assert!(
+                wall < Duration::from_secs(3),
+                "{:?} {case}: {wall:?}",
+                sandbox.isolation()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            let left = processes_with(&token);
+            assert!(
+                left.is_empty(),
+                "{:?} {case}: left running: {left:?}",
+                sandbox.isolation()
+            );
+        }
+    }
+}
 #[test]
 fn an_endless_loop_is_killed_at_the_wall_limit() {
     let limits = Limits {
@@ -105,10 +181,36 @@ fn memory_past_the_limit_is_refused() {
 }
 
 #[test]
-fn a_flood_of_output_neither_blocks_nor_fills_memory() {
+fn a_chatty_program_neither_blocks_nor_fills_memory() {
     for sandbox in both_isolations(Limits::default()) {
-        let program = "import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 50000)\n";
+        let program = "import sys\nfor _ in range(200):\n    sys.stdout.write('x' * 50000)\n";
         assert_eq!(ending(&sandbox, program), Ending::Finished);
+    }
+}
+
+/// A 1 GB flood on either stream is an output limit, found within the wall
+/// limit, not a time limit or a runtime error.
+#[test]
+fn a_flood_of_output_is_an_output_limit() {
+    let limits = Limits::with_wall(Duration::from_secs(3));
+    for sandbox in both_isolations(limits) {
+        for stream in ["stdout", "stderr"] {
+            let program = format!(
+                "import sys\nblock = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.{stream}.write(block)\n"
+            );
+            let execution = sandbox.run(&program).unwrap();
+            assert_eq!(
+                execution.ending,
+                Ending::OutputLimit,
+                "{stream}: {}",
+                execution.message
+            );
+            assert!(
+                execution.wall < Duration::from_secs(4),
+                "{stream}: {:?}",
+                execution.wall
+            );
+        }
     }
 }
 
@@ -178,7 +280,7 @@ fn where_no_isolation_can_start_it_refuses_and_says_why() {
                 "{message}"
             );
             assert!(
-                message.contains("bubblewrap:") && message.contains("unshare --net:"),
+                message.contains("bubblewrap:") && message.contains("unshare:"),
                 "{message}"
             );
         }

@@ -80,8 +80,8 @@ _end(0, "\n" + nonce)
 /// namespaces (with the capabilities of the namespace's root, which the
 /// program never gets): a private tmpfs on `/tmp` and `/dev/shm`, every
 /// other mount read-only (its other flags kept, since the kernel locks them),
-/// then every capability dropped for good before the harness is executed in
-/// its place, so that the program cannot remount anything. Arguments: the
+/// then every capability dropped for good, so that the program cannot
+/// remount anything, before the harness runs as its child. Arguments: the
 /// tmpfs size in bytes, the interpreter, the harness.
 const BOX_SETUP: &str = r#"
 import ctypes, os, sys
@@ -120,7 +120,14 @@ if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
     sys.stderr.write("codecal sandbox: cannot set no_new_privs\n")
     os._exit(97)
 os.chdir("/tmp")
-os.execv(python, [python, "-I", "-c", harness])
+# PID 1 of a namespace ignores signals it has no handler for, so the program
+# runs as its child (as under bubblewrap's init); this process only waits,
+# and when it exits the kernel kills whatever the program left behind.
+child = os.fork()
+if child == 0:
+    os.execv(python, [python, "-I", "-c", harness])
+_, status = os.waitpid(child, 0)
+os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 "#;
 
 /// The completion marker a run expects: fresh randomness per program, so
