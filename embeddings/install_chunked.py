@@ -30,12 +30,11 @@ QWEN_NOTICE = """\
 Copyright (c) Alibaba Cloud (the Qwen team).
 
 Licensed under the Apache License, Version 2.0 (the "License"); you may not use
-these weights except in compliance with the License. You may obtain a copy of
-the License at https://www.apache.org/licenses/LICENSE-2.0 (the full text is
-also in LICENSES/Apache-2.0.txt of the codecal source).
-
-Unless required by applicable law or agreed to in writing, the weights are
-distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND.
+these weights except in compliance with the License. Unless required by
+applicable law or agreed to in writing, the weights are distributed on an
+"AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or
+implied. See the License for the specific language governing permissions and
+limitations under the License (codecal's docs/licences/Qwen2.5-Coder.md).
 
 The file is Qwen's official {file} (sha256 {sha256}),
 joined by codecal from the chunks in the PyPI packages {packages}.

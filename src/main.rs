@@ -66,6 +66,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    exit_on_write_errors();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -73,6 +74,37 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A full or failing stdout or stderr (`codecal ... > /dev/full`) ends the
+/// program with a one-line message and exit status 1 instead of the panic
+/// `println!` raises; other panics keep the default report.
+fn exit_on_write_errors() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        for stream in ["stdout", "stderr"] {
+            if let Some(why) = message.strip_prefix(&format!("failed printing to {stream}: ")) {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "codecal: error: cannot write to standard {}: {why}",
+                    if stream == "stdout" {
+                        "output"
+                    } else {
+                        "error"
+                    }
+                );
+                std::process::exit(1);
+            }
+        }
+        default(info);
+    }));
 }
 
 /// The error and its causes on one line, each cause only where the message

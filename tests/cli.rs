@@ -1065,3 +1065,38 @@ fn out_of_range_flags_are_refused_at_parsing() {
         assert!(!err.contains("panicked"));
     }
 }
+
+/// Issue "hardening, second round": a full standard output ends the program
+/// with one line naming the stream and exit status 1, not a panic.
+#[test]
+fn a_full_stdout_is_a_clear_error_not_a_panic() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else {
+        eprintln!("SKIPPED: this machine has no /dev/full");
+        return;
+    };
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/calibration_small.csv"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args([
+            "calibrate",
+            fixture,
+            "--confidence",
+            "confidence",
+            "--correct",
+            "correct",
+        ])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("codecal: error: cannot write to standard output: "),
+        "{stderr}"
+    );
+}

@@ -194,9 +194,7 @@ impl OpenAiBackend {
             .headers()
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+            .and_then(|s| parse_retry_after(s, std::time::SystemTime::now()));
         let text = match response.body_mut().read_to_string() {
             Ok(text) => text,
             Err(e) => return Attempt::Retry(self.scrub(&e.to_string()), None),
@@ -511,8 +509,95 @@ fn chat_tokens(content: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
     Ok(Some(out))
 }
 
+/// A `Retry-After` value as a wait (RFC 9110 §10.2.3): seconds (an integer
+/// of any size or a decimal; a negative one is no wait, one too large for a
+/// `Duration` is `Duration::MAX`, which any `--max-wait` refuses) or an
+/// HTTP-date, counted from `now` (a date past is no wait). `None` for
+/// anything else.
+fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        if seconds.is_nan() {
+            return None;
+        }
+        return Some(Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(Duration::MAX));
+    }
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        // Too many digits for an f64 to parse is still a number of seconds.
+        return Some(Duration::MAX);
+    }
+    let at = http_date_seconds(value)?;
+    let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64;
+    Some(Duration::from_secs(at.saturating_sub(now).max(0) as u64))
+}
+
+/// Seconds since 1970 of an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn http_date_seconds(value: &str) -> Option<i64> {
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts[..] else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let hms: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = hms[..] else { return None };
+    if !(1..=31).contains(&day)
+        || !(0..24).contains(&h)
+        || !(0..60).contains(&m)
+        || !(0..61).contains(&s)
+    {
+        return None;
+    }
+    // Days from 1970-01-01 to the civil date (the proleptic Gregorian calendar).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + s)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn retry_after_parsing_is_total() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_777); // Sun, 06 Nov 1994 08:49:37 GMT
+        let parse = |v: &str| parse_retry_after(v, now);
+        assert_eq!(parse("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse("-3"), Some(Duration::ZERO));
+        assert_eq!(parse("18446744073709551615"), Some(Duration::MAX));
+        assert_eq!(parse("1e30"), Some(Duration::MAX));
+        assert_eq!(parse(&"9".repeat(400)), Some(Duration::MAX));
+        assert_eq!(parse("Sun, 06 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        assert_eq!(
+            parse("Sun, 06 Nov 1994 08:50:07 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse("Mon, 07 Nov 1994 08:49:37 GMT"),
+            Some(Duration::from_secs(86_400))
+        );
+        assert_eq!(parse("Sat, 05 Nov 1994 08:49:37 GMT"), Some(Duration::ZERO));
+        for bad in [
+            "",
+            "soon",
+            "NaN",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:00:00 GMT",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+    }
+
     use super::*;
     use crate::prompt::Message;
 

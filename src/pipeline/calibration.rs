@@ -11,6 +11,7 @@ use super::config::{RunConfig, enum_value};
 use super::generation::generation_params;
 use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
+use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
@@ -218,16 +219,84 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
             ));
         }
     }
-    if lacks.is_empty() {
-        return String::new();
+    let uncertified: Vec<String> = rows.iter().filter_map(why_no_cutoff).collect();
+    let mut note = String::new();
+    if !lacks.is_empty() {
+        note = format!(
+            "**What this run's size can show.** {} has {correct} correct item(s) of {n} \
+             (success rate {rate:.3}): too few {}. Until then the rescaled rows and the \
+             Decisions table say little beyond the base rate.",
+            row.key.join(" "),
+            lacks.join("; too few ")
+        );
+    } else if !uncertified.is_empty() {
+        note = format!(
+            "**Why nothing is accepted.** Where the Decisions table says \"none\", no cutoff's \
+             accepted items are right often enough for the exact test: {}.",
+            uncertified.join("; ")
+        );
     }
-    format!(
-        "**What this run's size can show.** {} has {correct} correct item(s) of {n} (success \
-         rate {rate:.3}): too few {}. Until then the rescaled rows and the Decisions table \
-         say little beyond the base rate.",
+    note
+}
+
+/// For a cell with no accept cutoff at its lowest target, in numbers: the
+/// cutoff whose accepted items come closest to passing the exact test, and
+/// how many mistakes among them the test would allow. `None` where the
+/// lowest target has a cutoff.
+fn why_no_cutoff(row: &CellRow) -> Option<String> {
+    let report = row.report;
+    let lowest = report
+        .cutoffs
+        .accept
+        .iter()
+        .min_by(|a, b| a.target_precision.total_cmp(&b.target_precision))?;
+    if lowest.cutoff.is_some() {
+        return None;
+    }
+    let curve = match report.cutoffs_on {
+        "out-of-fold" => report.risk_coverage.rescaled.as_ref()?,
+        _ => &report.risk_coverage.raw,
+    };
+    let (alpha, delta, items) = (
+        1.0 - lowest.target_precision,
+        report.cutoffs.delta,
+        report.cutoffs.items as f64,
+    );
+    let best = curve
+        .iter()
+        .map(|point| {
+            let accepted = (point.coverage * items).round() as usize;
+            let wrong = (point.risk * accepted as f64).round() as usize;
+            (accepted, wrong, binomial_cdf(wrong, accepted, alpha))
+        })
+        .filter(|(accepted, _, _)| *accepted > 0)
+        .min_by(|a, b| a.2.total_cmp(&b.2))?;
+    let (accepted, wrong, p) = best;
+    if p <= delta {
+        return Some(format!(
+            "{} at precision {}: {accepted} accepted with {wrong} wrong would pass (p = \
+             {p:.2}), but the fixed-sequence walk stopped at a stricter cutoff that failed",
+            row.key.join(" "),
+            lowest.target_precision,
+        ));
+    }
+    let allowed = (0..=accepted)
+        .take_while(|&k| binomial_cdf(k, accepted, alpha) <= delta)
+        .last();
+    let needs = match allowed {
+        Some(k) => format!("at most {k} wrong among {accepted}"),
+        None => format!(
+            "at least {} accepted with none wrong",
+            certify_needs(lowest.target_precision, delta)
+        ),
+    };
+    Some(format!(
+        "{} at precision {}: the closest cutoff accepts {accepted} with {wrong} wrong \
+         (precision {:.3}, p = {p:.2} > δ = {delta}), and passing needs {needs}",
         row.key.join(" "),
-        lacks.join("; too few ")
-    )
+        lowest.target_precision,
+        1.0 - wrong as f64 / accepted as f64,
+    ))
 }
 
 fn correct_items(report: &CalibrationReport) -> usize {

@@ -408,9 +408,16 @@ fn script_data(report: &RunReport) -> String {
     }))
 }
 
-/// JSON that can sit inside a `<script>` element: "</" would end it early.
+/// JSON that can sit inside a `<script>` element: with `<`, `>` and `&`
+/// written as `\u003c`, `\u003e` and `\u0026` (they occur only inside
+/// strings), no item text can close the element (`</script`) or open an
+/// HTML comment (`<!--`) that would swallow the page's code.
 fn script_json(value: &serde_json::Value) -> String {
-    value.to_string().replace("</", "<\\/")
+    value
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
 }
 
 /// Six decimals for the numbers the lists only show; confidences stay
@@ -527,10 +534,12 @@ mod tests {
 
     #[test]
     fn script_data_cannot_close_its_element() {
-        let data = script_json(&serde_json::json!({"x": "</script><script>alert(1)"}));
-        assert!(!data.contains("</"));
-        let back: serde_json::Value = serde_json::from_str(&data).unwrap();
-        assert_eq!(back["x"], "</script><script>alert(1)");
+        for attack in ["</script><script>alert(1)", "<!--<script>", "a & b > c"] {
+            let data = script_json(&serde_json::json!({ "x": attack }));
+            assert!(!data.contains(['<', '>', '&']), "{data}");
+            let back: serde_json::Value = serde_json::from_str(&data).unwrap();
+            assert_eq!(back["x"], attack);
+        }
     }
 
     #[test]
