@@ -174,22 +174,24 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
 /// (1996), for Platt's one variable.
 const EVENTS_PER_FOLD: usize = 10;
 
-/// What a run of this size can show, in words: for the cell with the
-/// fewest correct items, whether there are enough to rescale and to certify
-/// a cutoff at each target, and how many items would give enough at the
-/// run's success rate. Empty where every cell has enough.
+/// What a run of this size can show, in words: for the cell with the most
+/// correct items (where even it has too few, every cell has), whether there
+/// are enough to rescale and to certify a cutoff at each target, and how
+/// many items would give enough at its success rate; else, for cells with
+/// no accept cutoff, why in numbers. Empty where there is nothing to say.
 pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
-    let Some(row) = rows.iter().min_by_key(|r| correct_items(r.report)) else {
+    let Some(row) = rows.iter().max_by_key(|r| correct_items(r.report)) else {
         return String::new();
     };
     let report = row.report;
     let (n, correct) = (report.raw.metrics.n, correct_items(report));
     let rate = report.raw.metrics.base_rate;
-    let folds = report.folds.max(2);
+    // A cell that could not be rescaled reports 0 folds: take the run's.
+    let folds = rows.iter().map(|r| r.report.folds).max().unwrap_or(0).max(2);
     let items_for = |correct_needed: usize| {
         if rate > 0.0 {
             format!(
-                "about {} items",
+                "at this success rate at least about {} items",
                 (correct_needed as f64 / rate).ceil() as usize
             )
         } else {
@@ -223,8 +225,8 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
     let mut note = String::new();
     if !lacks.is_empty() {
         note = format!(
-            "**What this run's size can show.** {} has {correct} correct item(s) of {n} \
-             (success rate {rate:.3}): too few {}. Until then the rescaled rows and the \
+            "**What this run's size can show.** Even the cell with the most correct items, \
+             {}, has only {correct} of {n} (success rate {rate:.3}): too few {}. Until then the rescaled rows and the \
              Decisions table say little beyond the base rate.",
             row.key.join(" "),
             lacks.join("; too few ")
