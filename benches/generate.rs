@@ -2,8 +2,10 @@
 //! local model (SmolLM2-135M-Instruct Q4_1, Qwen2.5-Coder-0.5B- and
 //! 1.5B-Instruct Q4_K_M; the Qwen files are installed on first use) and its
 //! weight layouts. For the Qwen models the bench also checks codecal's token
-//! ids against llama.cpp's on every main-job and HumanEval prompt, and runs
-//! the main job's first 20 prompts.
+//! ids against llama.cpp's on every main-job and HumanEval prompt, holds
+//! its teacher-forced log-probabilities and greedy answers against
+//! llama.cpp's on 10 HumanEval prompts, and runs the main job's first 20
+//! (0.5B) or 10 (1.5B) prompts.
 //!
 //! The prompt is a ~700-token 3-shot-sized text (the start of the local
 //! Python's textwrap.py). Prefill rate = prompt tokens / time to the first
@@ -85,10 +87,17 @@ fn main() {
         single_prompt(&gguf, &prompt, llama_dir.as_deref(), threads, layouts);
         if let Some(dir) = &llama_dir {
             tokenizer_check(&home, &gguf, dir);
+            if qwen {
+                logprob_check(&home, &gguf, dir);
+            }
         }
-        // The 1.5B model's main-job run would take most of an hour on two
-        // cores; its first 20 prompts show the same ratio.
-        let limit = if qwen { 20 } else { usize::MAX };
+        // The Qwen models' main-job runs would take most of an hour on two
+        // cores; the first prompts show the ratio.
+        let limit = match model.name {
+            "smollm2-135m" => usize::MAX,
+            "qwen2.5-coder-0.5b" => 20,
+            _ => 10,
+        };
         aggregate(&gguf, llama_dir.as_deref(), threads, limit);
     }
 }
@@ -194,6 +203,57 @@ fn tokenizer_check(home: &ModelHome, gguf: &Path, dir: &Path) {
         } else {
             format!(": {}", differing.join(", "))
         }
+    );
+}
+
+/// On the first 10 HumanEval prompts: llama.cpp's 32-token greedy answer,
+/// codecal's teacher-forced log-probabilities of the same tokens (largest
+/// and mean gap), and whether codecal's own greedy answer is the same.
+fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
+    const DECODE: usize = 32;
+    let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32).expect("load");
+    let humaneval = home.ensure_humaneval().expect("HumanEval set-up");
+    let problems = codecal::task::datasets::read_humaneval(&humaneval).expect("HumanEval");
+    let texts: Vec<&str> = problems.iter().take(10).map(|p| p.prompt.as_str()).collect();
+    let file = dir.join("logprob-check.bin");
+    std::fs::write(&file, texts.join("\0")).expect("write the prompts");
+    let out = Command::new(dir.join("llama-greedy"))
+        .args([gguf.as_os_str(), file.as_os_str()])
+        .args([DECODE.to_string(), "2".to_owned()])
+        .output()
+        .expect("llama-greedy");
+    let (mut worst, mut total, mut count, mut same) = (0f64, 0f64, 0usize, 0usize);
+    let params = Params {
+        max_tokens: DECODE,
+        stop: Vec::new(),
+        ..Params::default()
+    };
+    for (line, text) in String::from_utf8_lossy(&out.stdout).lines().zip(&texts) {
+        let theirs: serde_json::Value = serde_json::from_str(line).expect("llama-greedy's JSON");
+        let (Some(prompt), Some(generated)) = (ids(&theirs["ids"]), ids(&theirs["generated"]))
+        else {
+            continue;
+        };
+        let ours = backend
+            .teacher_forced_logprobs(&prompt, &generated)
+            .expect("teacher forcing");
+        for (ours, theirs) in ours.iter().zip(theirs["logprobs"].as_array().into_iter().flatten()) {
+            let gap = (ours - theirs.as_f64().unwrap_or(f64::NAN)).abs();
+            worst = worst.max(gap);
+            total += gap;
+            count += 1;
+        }
+        let greedy = backend
+            .generate_ids(&Prompt::Completion((*text).to_owned()), &params)
+            .expect("generation");
+        same += usize::from(greedy.generated_ids == generated);
+    }
+    println!(
+        "llama.cpp check on {} HumanEval prompts: teacher-forced log-probabilities of its \
+         {count} greedy tokens within {worst:.4} nats (mean {:.4}); the same {DECODE}-token \
+         greedy answer on {same}\n",
+        texts.len(),
+        total / count.max(1) as f64
     );
 }
 

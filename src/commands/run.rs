@@ -13,7 +13,7 @@ use super::progress::StageProgress;
 #[derive(Args)]
 pub struct RunArgs {
     /// The run's TOML config (see configs/README.md); default: the embedded
-    /// configs/default.toml (the local Python standard library, SmolLM2, MiniLM).
+    /// configs/default.toml (the local Python standard library, Qwen2.5-Coder-0.5B-Instruct, MiniLM).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Continue an existing run directory: unchanged stages are reused and
