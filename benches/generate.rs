@@ -71,16 +71,20 @@ fn main() {
     let prompt = Prompt::Completion(format!("{text}\n\nExplain this module in detail:\n"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let llama_dir = build_llama_cpp();
-    for model in &LANGUAGE_MODELS {
+    // CODECAL_BENCH_MODELS=name,name runs only those models.
+    let only = std::env::var("CODECAL_BENCH_MODELS").unwrap_or_default();
+    let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n.trim() == name);
+    for model in LANGUAGE_MODELS.iter().filter(|m| chosen(m.name)) {
         let gguf = home
             .ensure_language_model(model)
             .expect("the model's set-up");
         println!("\n## {}\n", model.title);
         let qwen = model.name != "smollm2-135m";
-        // SmolLM2 keeps its f16 row; the Qwen files' quantized layout is
-        // candle's QMatMul for their Q5_0 and K-quant blocks.
+        // The Qwen files' quantized layout is candle's own QMatMul for their
+        // Q5_0 and K-quant blocks, whose Q5_0 kernel has no SIMD path: 10
+        // prompt tokens/s here (2026-11-26), too slow to time at length.
         let layouts: &[Weights] = if qwen {
-            &[Weights::F32, Weights::Quantized]
+            &[Weights::F32]
         } else {
             &[Weights::F32, Weights::Quantized, Weights::F16]
         };
@@ -98,7 +102,7 @@ fn main() {
             "qwen2.5-coder-0.5b" => 20,
             _ => 10,
         };
-        aggregate(&gguf, llama_dir.as_deref(), threads, limit);
+        aggregate(&gguf, llama_dir.as_deref(), threads, limit, !qwen);
     }
 }
 
@@ -214,7 +218,11 @@ fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
     let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32).expect("load");
     let humaneval = home.ensure_humaneval().expect("HumanEval set-up");
     let problems = codecal::task::datasets::read_humaneval(&humaneval).expect("HumanEval");
-    let texts: Vec<&str> = problems.iter().take(10).map(|p| p.prompt.as_str()).collect();
+    let texts: Vec<&str> = problems
+        .iter()
+        .take(10)
+        .map(|p| p.prompt.as_str())
+        .collect();
     let file = dir.join("logprob-check.bin");
     std::fs::write(&file, texts.join("\0")).expect("write the prompts");
     let out = Command::new(dir.join("llama-greedy"))
@@ -237,7 +245,10 @@ fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
         let ours = backend
             .teacher_forced_logprobs(&prompt, &generated)
             .expect("teacher forcing");
-        for (ours, theirs) in ours.iter().zip(theirs["logprobs"].as_array().into_iter().flatten()) {
+        for (ours, theirs) in ours
+            .iter()
+            .zip(theirs["logprobs"].as_array().into_iter().flatten())
+        {
             let gap = (ours - theirs.as_f64().unwrap_or(f64::NAN)).abs();
             worst = worst.max(gap);
             total += gap;
@@ -259,7 +270,13 @@ fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
 
 /// The main job's first `limit` prompts through codecal and through
 /// llama.cpp, at parallelism 1 and at codecal's default.
-fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize, limit: usize) {
+fn aggregate(
+    gguf: &Path,
+    llama_dir: Option<&Path>,
+    threads: usize,
+    limit: usize,
+    with_quantized: bool,
+) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("runs/default/prompts.jsonl");
     if !path.exists() {
@@ -284,7 +301,7 @@ fn aggregate(gguf: &Path, llama_dir: Option<&Path>, threads: usize, limit: usize
     for parallel in [1, default_parallel()] {
         // The quantized layout is llama.cpp's arithmetic; it is timed at
         // the batched setting, the one a long job would use.
-        let layouts: &[Weights] = if parallel > 1 {
+        let layouts: &[Weights] = if parallel > 1 && with_quantized {
             &[Weights::F32, Weights::Quantized]
         } else {
             &[Weights::F32]

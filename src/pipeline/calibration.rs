@@ -187,7 +187,12 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
     let (n, correct) = (report.raw.metrics.n, correct_items(report));
     let rate = report.raw.metrics.base_rate;
     // A cell that could not be rescaled reports 0 folds: take the run's.
-    let folds = rows.iter().map(|r| r.report.folds).max().unwrap_or(0).max(2);
+    let folds = rows
+        .iter()
+        .map(|r| r.report.folds)
+        .max()
+        .unwrap_or(0)
+        .max(2);
     let items_for = |correct_needed: usize| {
         if rate > 0.0 {
             format!(
