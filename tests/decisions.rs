@@ -235,13 +235,26 @@ fn cutoffs_agree_with_mapie_wherever_mapie_counts_errors_exactly() {
         |f: &Fixture, t: Option<f64>| t.map(|t| f.confidence.iter().filter(|&&p| p >= t).count());
     for (name, alpha, mapie, mapie_exact) in MAPIE {
         let f = fixture(&all, name);
+        // MAPIE's walk stops at a cutoff too small to pass; codecal's
+        // default passes over it, and so accepts at least as many items.
         let params = CutoffParams {
             target_precisions: vec![1.0 - alpha],
             delta: 0.1,
+            pass_over_small: false,
             ..CutoffParams::default()
         };
         let cutoffs = params.fit(&f.confidence, &f.correct).unwrap();
         let ours = &cutoffs.accept[0];
+        let passing = CutoffParams {
+            pass_over_small: true,
+            ..params.clone()
+        }
+        .fit(&f.confidence, &f.correct)
+        .unwrap();
+        assert!(
+            passing.accept[0].decided >= ours.decided,
+            "{name} α={alpha}: passing over small cutoffs accepted fewer items"
+        );
         let ours_accepted = ours.cutoff.map(|_| ours.decided);
         println!(
             "{name} α={alpha}: codecal t={:?} n={:?}; MAPIE t={mapie:?} n={:?}; exact count t={mapie_exact:?} n={:?}",

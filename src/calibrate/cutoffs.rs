@@ -36,6 +36,10 @@ pub struct CutoffParams {
     pub reject_precision: Option<f64>,
     /// Grid steps on [0, 1]: cutoffs are multiples of 1/grid.
     pub grid: usize,
+    /// Pass over cutoffs that decide too few items to pass with no mistake
+    /// (the default); `false` is the plain fixed-sequence walk of MAPIE and
+    /// Angelopoulos et al., which stops at such a cutoff.
+    pub pass_over_small: bool,
 }
 
 impl Default for CutoffParams {
@@ -45,6 +49,7 @@ impl Default for CutoffParams {
             delta: 0.1,
             reject_precision: None,
             grid: 100,
+            pass_over_small: true,
         }
     }
 }
@@ -140,7 +145,8 @@ impl CutoffParams {
             // mistake ((1 − α)^n > δ) is passed over: that depends on the
             // confidences alone, never the labels, so the guarantee holds,
             // and the walk is not stopped by a strict cutoff with 2 items.
-            if decided == 0 || binomial_cdf(0, decided, alpha) > self.delta {
+            let too_small = binomial_cdf(0, decided, alpha) > self.delta;
+            if decided == 0 || (self.pass_over_small && too_small) {
                 continue;
             }
             if binomial_cdf(mistakes, decided, alpha) > self.delta {

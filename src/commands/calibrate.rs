@@ -223,7 +223,7 @@ fn cutoff_params(args: &CalibrateArgs) -> CutoffParams {
         },
         delta: args.delta,
         reject_precision: args.reject_precision,
-        grid: defaults.grid,
+        ..defaults
     }
 }
 
