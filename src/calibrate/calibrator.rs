@@ -167,7 +167,8 @@ pub enum CalibratorError {
     )]
     Version {
         path: PathBuf,
-        found: u64,
+        /// The key's value as the file has it (`"1"`, `1.5`, `missing`).
+        found: String,
         ours: &'static str,
     },
     #[error("{path}: {reason}")]
@@ -250,11 +251,11 @@ impl Calibrator {
             Some(other) => return Err(not_calibrator(format!("its format is {other:?}"))),
             None => return Err(not_calibrator(format!("no \"format\": \"{FORMAT}\" key"))),
         }
-        let found = value.get("format_version").and_then(|v| v.as_u64());
-        if found != Some(u64::from(FORMAT_VERSION)) {
+        let found = value.get("format_version");
+        if found.and_then(|v| v.as_u64()) != Some(u64::from(FORMAT_VERSION)) {
             return Err(CalibratorError::Version {
                 path: path.to_owned(),
-                found: found.unwrap_or(0),
+                found: found.map_or("missing".to_owned(), |v| v.to_string()),
                 ours: env!("CARGO_PKG_VERSION"),
             });
         }
@@ -267,7 +268,42 @@ impl Calibrator {
         if let Some(defect) = calibrator.rescaler.as_ref().and_then(SavedRescaler::defect) {
             return Err(invalid(defect.to_owned()));
         }
+        calibrator
+            .cutoffs_defect()
+            .map_or(Ok(()), |d| Err(invalid(d)))?;
         Ok(calibrator)
+    }
+
+    /// What makes the saved cutoffs unusable, naming the key: a target
+    /// precision outside (0, 1), a cutoff outside [0, 1], or an accept
+    /// cutoff below the reject cutoff (a hand-edited file; codecal writes
+    /// none of these).
+    fn cutoffs_defect(&self) -> Option<String> {
+        let unit = |x: f64| (0.0..=1.0).contains(&x);
+        let reject = self.cutoffs.reject.as_ref().and_then(|r| r.cutoff);
+        if let Some(r) = reject.filter(|&r| !unit(r)) {
+            return Some(format!("cutoffs.reject.cutoff is {r}, outside [0, 1]"));
+        }
+        for (i, accept) in self.cutoffs.accept.iter().enumerate() {
+            let target = accept.target_precision;
+            if !(target > 0.0 && target < 1.0) {
+                return Some(format!(
+                    "cutoffs.accept[{i}].target_precision is {target}, outside (0, 1)"
+                ));
+            }
+            match (accept.cutoff, reject) {
+                (Some(t), _) if !unit(t) => {
+                    return Some(format!("cutoffs.accept[{i}].cutoff is {t}, outside [0, 1]"));
+                }
+                (Some(t), Some(r)) if t < r => {
+                    return Some(format!(
+                        "cutoffs.accept[{i}].cutoff {t} is below cutoffs.reject.cutoff {r}"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The accept cutoff for `target`, or the first one saved when `None`.
@@ -373,6 +409,62 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(message.contains("not a codecal calibrator"), "{message}");
+    }
+
+    /// Issue "hardening, second round": a version is reported as the file
+    /// has it, and hand-edited cutoffs outside their ranges or in the wrong
+    /// order are refused naming the key.
+    #[test]
+    fn odd_versions_and_cutoffs_are_refused_naming_the_key() {
+        let (_, report) = fixture_report(Method::Platt);
+        let json = Calibrator::from_report(&report, provenance()).to_json();
+        for (version, shown) in [
+            ("\"1\"", "version \"1\""),
+            ("1.5", "version 1.5"),
+            ("-1", "version -1"),
+        ] {
+            let edited = json.replace(
+                "\"format_version\": 1",
+                &format!("\"format_version\": {version}"),
+            );
+            let message = Calibrator::parse(Path::new("c.json"), &edited)
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains(shown), "{message}");
+        }
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let edit = |key: &str, to: serde_json::Value| {
+            let mut v = value.clone();
+            *v.pointer_mut(key).unwrap() = to;
+            Calibrator::parse(Path::new("c.json"), &v.to_string())
+                .unwrap_err()
+                .to_string()
+        };
+        let message = edit("/cutoffs/accept/0/cutoff", serde_json::json!(1.5));
+        assert!(
+            message.contains("cutoffs.accept[0].cutoff is 1.5"),
+            "{message}"
+        );
+        let message = edit("/cutoffs/accept/0/cutoff", serde_json::json!(-0.5));
+        assert!(message.contains("outside [0, 1]"), "{message}");
+        let message = edit("/cutoffs/accept/1/target_precision", serde_json::json!(7));
+        assert!(
+            message.contains("cutoffs.accept[1].target_precision is 7"),
+            "{message}"
+        );
+        let mut v = value.clone();
+        v["cutoffs"]["accept"][0]["cutoff"] = serde_json::json!(0.3);
+        v["cutoffs"]["reject"] = serde_json::json!({
+            "target_precision": 0.9, "cutoff": 0.6, "decided": 1, "mistakes": 0,
+            "mistake_bound": null, "coverage": 0.1, "realised_precision": 1.0
+        });
+        let message = Calibrator::parse(Path::new("c.json"), &v.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("cutoffs.accept[0].cutoff 0.3 is below cutoffs.reject.cutoff 0.6"),
+            "{message}"
+        );
     }
 
     #[test]
