@@ -145,7 +145,7 @@ impl CutoffParams {
             // mistake ((1 − α)^n > δ) is passed over: that depends on the
             // confidences alone, never the labels, so the guarantee holds,
             // and the walk is not stopped by a strict cutoff with 2 items.
-            let too_small = binomial_cdf(0, decided, alpha) > self.delta;
+            let too_small = !can_pass(decided, alpha, self.delta);
             if decided == 0 || (self.pass_over_small && too_small) {
                 continue;
             }
@@ -164,6 +164,34 @@ impl CutoffParams {
         }
         chosen
     }
+}
+
+/// Whether `n` decided items could pass the exact test at mistake rate
+/// `alpha` and level `delta` at all, i.e. with no mistake: (1 − α)^n ≤ δ.
+fn can_pass(n: usize, alpha: f64, delta: f64) -> bool {
+    binomial_cdf(0, n, alpha) <= delta
+}
+
+/// The fewest decided items, all correct, that pass the exact test at
+/// precision `target` and level `delta` (the walk passes over cutoffs with
+/// fewer): 11, 22 and 45 at 0.8, 0.9 and 0.95 with δ = 0.1.
+pub fn fewest_to_pass(target: f64, delta: f64) -> usize {
+    if target <= 0.0 || delta >= 1.0 {
+        return 1;
+    }
+    if target >= 1.0 || delta <= 0.0 {
+        return usize::MAX;
+    }
+    let alpha = 1.0 - target;
+    // The closed form, then settled on the walk's own test at the boundary.
+    let mut n = (delta.ln() / target.ln()).ceil().max(1.0) as usize;
+    while n > 1 && can_pass(n - 1, alpha, delta) {
+        n -= 1;
+    }
+    while !can_pass(n, alpha, delta) {
+        n += 1;
+    }
+    n
 }
 
 /// One chosen cutoff and what it did on the calibration items.
@@ -294,6 +322,15 @@ mod tests {
         let accept = &cutoffs.accept[0];
         assert!(accept.cutoff.is_some_and(|t| t <= 0.9), "{accept:?}");
         assert_eq!((accept.decided, accept.mistakes), (302, 16));
+    }
+
+    /// 0.9^22 = 0.098 ≤ 0.1 < 0.9^21 = 0.109.
+    #[test]
+    fn a_cutoff_needs_enough_correct_items_to_pass_the_exact_test() {
+        assert_eq!(fewest_to_pass(0.9, 0.1), 22);
+        assert_eq!(fewest_to_pass(0.8, 0.1), 11);
+        assert_eq!(fewest_to_pass(0.95, 0.1), 45);
+        assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
     }
 
     #[test]

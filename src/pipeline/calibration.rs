@@ -13,6 +13,7 @@ use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::cutoffs::fewest_to_pass;
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator,
@@ -216,7 +217,7 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
     }
     let delta = report.cutoffs.delta;
     for cutoff in &report.cutoffs.accept {
-        let needed = certify_needs(cutoff.target_precision, delta);
+        let needed = fewest_to_pass(cutoff.target_precision, delta);
         if cutoff.cutoff.is_none() && correct < needed {
             lacks.push(format!(
                 "to certify a cutoff at precision {}: at least {needed} accepted items, all \
@@ -294,7 +295,7 @@ fn why_no_cutoff(row: &CellRow) -> Option<String> {
         Some(k) => format!("at most {k} wrong among {accepted}"),
         None => format!(
             "at least {} accepted with none wrong",
-            certify_needs(lowest.target_precision, delta)
+            fewest_to_pass(lowest.target_precision, delta)
         ),
     };
     Some(format!(
@@ -308,19 +309,6 @@ fn why_no_cutoff(row: &CellRow) -> Option<String> {
 
 fn correct_items(report: &CalibrationReport) -> usize {
     (report.raw.metrics.base_rate * report.raw.metrics.n as f64).round() as usize
-}
-
-/// The fewest accepted items, all correct, whose one-sided exact binomial
-/// p-value for "precision below `target`" falls below `delta`: the least k
-/// with target^k ≤ delta.
-fn certify_needs(target: f64, delta: f64) -> usize {
-    if target <= 0.0 || delta >= 1.0 {
-        return 1;
-    }
-    if target >= 1.0 || delta <= 0.0 {
-        return usize::MAX;
-    }
-    (delta.ln() / target.ln()).ceil().max(1.0) as usize
 }
 
 /// The calibration metrics beyond the seeds' tables, per cell, raw and
@@ -487,19 +475,5 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
             ],
         ),
         rows,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::certify_needs;
-
-    /// 0.9^22 = 0.098 ≤ 0.1 < 0.9^21 = 0.109.
-    #[test]
-    fn a_cutoff_needs_enough_correct_items_to_pass_the_exact_test() {
-        assert_eq!(certify_needs(0.9, 0.1), 22);
-        assert_eq!(certify_needs(0.8, 0.1), 11);
-        assert_eq!(certify_needs(0.95, 0.1), 45);
-        assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
     }
 }
