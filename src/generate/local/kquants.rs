@@ -49,10 +49,7 @@ pub(super) fn dot_rows(
     sums: &mut [f32],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("f16c")
-    {
+    if super::packed::has_avx2_kernels() {
         // SAFETY: the features the function is compiled for were just detected.
         unsafe { dot_rows_avx2(format, weight_row, x, inputs, sums) };
         return;

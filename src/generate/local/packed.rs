@@ -198,16 +198,21 @@ impl Int8Rows {
     }
 }
 
+/// Whether this CPU runs the block kernels' AVX2 paths (AVX2, FMA and F16C).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn has_avx2_kernels() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+}
+
 /// One weight row (as blocks) against every row of `x`.
 fn dot_rows(format: Format, weight_row: &[u8], x: &[f32], inputs: usize, sums: &mut [f32]) {
     if let Format::K(k) = format {
         return kquants::dot_rows(k, weight_row, x, inputs, sums);
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("f16c")
-    {
+    if has_avx2_kernels() {
         // SAFETY: the features the function is compiled for were just detected.
         unsafe { avx2::dot_rows(format, weight_row, x, inputs, sums) };
         return;
@@ -447,10 +452,7 @@ mod int8 {
     /// block's offset times the row's scaled sum, as llama.cpp's kernels.
     pub(super) fn dot_rows(format: Format, weight_row: &[u8], x: &Int8Rows, sums: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("f16c")
-        {
+        if super::has_avx2_kernels() {
             // SAFETY: the features the function is compiled for were just detected.
             unsafe { avx2::dot_rows(format, weight_row, x, sums) };
             return;
