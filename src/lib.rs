@@ -22,6 +22,7 @@ pub mod corpus;
 pub mod digest;
 pub mod generate;
 pub mod models;
+pub mod monitor;
 pub mod pipeline;
 pub mod prompt;
 pub mod report;

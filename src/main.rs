@@ -22,6 +22,11 @@ enum Command {
     /// Apply a saved calibrator (`calibrate --save`) to new items: each gets
     /// its calibrated confidence and a decision (accept, review or reject).
     Apply(commands::apply::ApplyArgs),
+    /// Check new labelled items, in arrival order, against a saved
+    /// calibrator's accept rule: an anytime-valid test that raises an alarm
+    /// (exit code 3) when the precision among accepted items falls below its
+    /// target.
+    Monitor(commands::monitor::MonitorArgs),
     /// Score candidate summaries against references: SentenceBERT cosine,
     /// BERTScore, BLEU and ROUGE. Installs the model on first use.
     Score(commands::score::ScoreArgs),
@@ -127,6 +132,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Calibrate(args) => commands::calibrate::run(args),
         Command::Apply(args) => commands::apply::run(args),
+        Command::Monitor(args) => commands::monitor::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Score(args) => commands::score::run(args),
         Command::Thresholds(args) => commands::thresholds::run(args),

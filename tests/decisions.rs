@@ -41,7 +41,7 @@ fn apply_reproduces_the_saved_final_fit_to_1e_12() {
     let calibrator = Calibrator::load(&saved).unwrap();
     assert_eq!(calibrator.measure, "confidence");
     assert_eq!(calibrator.training.n, 80);
-    assert_eq!(calibrator.cutoffs_on, "out-of-fold");
+    assert_eq!(calibrator.cutoffs_on, "raw");
 
     let decided = dir.path().join("decided.csv");
     let out = codecal(&[

@@ -186,7 +186,10 @@ fn killed_local_run_with_four_in_flight_resumes() {
         }
         let db = rusqlite::Connection::open(&path).unwrap();
         db.busy_timeout(Duration::from_secs(10)).unwrap();
-        let mut query = db.prepare("SELECT key, rowid FROM generations").unwrap();
+        // The file exists a moment before its table does.
+        let Ok(mut query) = db.prepare("SELECT key, rowid FROM generations") else {
+            return HashMap::new();
+        };
         query
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()

@@ -69,7 +69,7 @@ fn whole_pipeline_writes_every_artifact_and_table_and_reuses_stages() {
     let saved = codecal::calibrate::Calibrator::load(&calibrator).unwrap();
     assert_eq!(saved.generator.as_ref().unwrap().model, "test-model");
     assert_eq!(saved.label.operating_point.as_deref(), Some("best-f1"));
-    assert_eq!(saved.cutoffs_on, "out-of-fold");
+    assert_eq!(saved.cutoffs_on, "raw");
     let generations = run.join(format!("generations/{label}.jsonl"));
     let applied = common::codecal(&[
         "apply",

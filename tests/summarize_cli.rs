@@ -149,6 +149,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
                 mistake_bound: Some(0.09),
                 coverage: 0.4,
                 realised_precision: Some(0.975),
+                ..Cutoff::none(0.9)
             }],
             reject: Some(Cutoff {
                 target_precision: 0.9,
@@ -158,7 +159,11 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
                 mistake_bound: Some(0.09),
                 coverage: 0.3,
                 realised_precision: Some(0.97),
+                ..Cutoff::none(0.9)
             }),
+            procedure: codecal::calibrate::Procedure::FixedSequence,
+            min_coverage: None,
+            groups: None,
         },
     }
 }

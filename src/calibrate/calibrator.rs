@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cutoffs::{Cutoff, Cutoffs, Decision};
+use super::cutoffs::{self, Cutoff, Cutoffs, Decision};
 use super::rescale::{HistogramBinning, Isotonic, Method, Platt, Rescaler};
 use super::{CalibrationReport, CvStrategy};
 use crate::artifact::{WriteError, write_atomic};
@@ -330,13 +330,55 @@ impl Calibrator {
             .map_or(p, |r| r.rescaler().predict(p))
     }
 
-    /// The calibrated confidence and the decision under `accept`.
+    /// The calibrated confidence and the decision under `accept` and the
+    /// pooled reject cutoff.
     pub fn apply(&self, p: f64, accept: &Cutoff) -> Applied {
+        self.apply_with(p, accept, self.cutoffs.reject.as_ref())
+    }
+
+    /// The calibrated confidence and the decision under the given cutoffs,
+    /// compared on the scale they were chosen on: the raw confidence, or the
+    /// calibrated one in calibrators that chose them out of fold.
+    pub fn apply_with(&self, p: f64, accept: &Cutoff, reject: Option<&Cutoff>) -> Applied {
         let calibrated = self.calibrate(p);
+        let compared = if self.cutoffs_on == "out-of-fold" {
+            calibrated
+        } else {
+            p
+        };
         Applied {
             calibrated,
-            decision: self.cutoffs.decide(accept, calibrated),
+            decision: cutoffs::decide(accept, reject, compared),
         }
+    }
+
+    /// The column whose value picks an item's own cutoffs, if any.
+    pub fn group_column(&self) -> Option<&str> {
+        self.cutoffs.groups.as_ref().map(|g| g.column.as_str())
+    }
+
+    /// The accept and reject cutoffs for an item of `group`: its group's own
+    /// where the calibrator has them (a group it never saw gets none, so its
+    /// items go to review), else the pooled ones.
+    pub fn cutoffs_for(
+        &self,
+        target: Option<f64>,
+        group: Option<&str>,
+    ) -> Result<(Cutoff, Option<Cutoff>), CalibratorError> {
+        let pooled = self.accept_cutoff(target)?;
+        let (Some(by), Some(group)) = (&self.cutoffs.groups, group) else {
+            return Ok((pooled.clone(), self.cutoffs.reject.clone()));
+        };
+        let Some(own) = by.group(group) else {
+            return Ok((Cutoff::none(pooled.target_precision), None));
+        };
+        let accept = own
+            .accept
+            .iter()
+            .find(|c| c.target_precision == pooled.target_precision)
+            .cloned()
+            .unwrap_or_else(|| Cutoff::none(pooled.target_precision));
+        Ok((accept, own.reject.clone()))
     }
 }
 

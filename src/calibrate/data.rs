@@ -133,7 +133,8 @@ fn confidence(column: &crate::table::Column, row: usize) -> Result<f64, DataErro
     Ok(value)
 }
 
-fn label(column: &crate::table::Column, row: usize) -> Result<bool, DataError> {
+/// A 0/1 or true/false label cell.
+pub fn label(column: &crate::table::Column, row: usize) -> Result<bool, DataError> {
     let text = column.text(row)?;
     let is = |word: &str| text.eq_ignore_ascii_case(word);
     if text == "1" || text == "1.0" || is("true") {

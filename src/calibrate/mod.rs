@@ -3,8 +3,8 @@
 //!
 //! [`calibrate`] takes [`CalibrationData`] and [`CalibrateOptions`] and returns
 //! a [`CalibrationReport`] of plain data, with the rescaler's final fit on
-//! every item and the decision cutoffs (`cutoffs`) chosen on out-of-fold
-//! confidences. No file IO happens here (reading is `table`, writing is
+//! every item and the decision cutoffs (`cutoffs`) chosen on the raw
+//! confidences, the ones the deployed rule compares. No file IO happens here (reading is `table`, writing is
 //! `report`) except the calibrator file (`calibrator`), and no threshold is
 //! chosen here (that is `thresholds`): a label arrives already decided.
 
@@ -13,9 +13,10 @@ pub(crate) mod bootstrap;
 pub mod calibrator;
 pub mod cutoffs;
 pub mod cv;
-mod data;
+pub mod data;
 pub mod decompose;
 pub mod metrics;
+pub mod monitor;
 pub mod rescale;
 pub mod selective;
 pub mod smooth;
@@ -29,7 +30,7 @@ use serde::Serialize;
 
 pub use bootstrap::{BootstrapSpec, Intervals};
 pub use calibrator::{Calibrator, CalibratorError, Provenance};
-pub use cutoffs::{Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision};
+pub use cutoffs::{Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision, Procedure};
 pub use cv::{CvError, CvStrategy, Folds};
 pub use data::{CalibrationData, ColumnSpec, DataError, LabelSource};
 pub use metrics::{Bin, BinSpec, Binning, Metrics, Sample};
@@ -52,8 +53,8 @@ pub struct CalibrateOptions {
     pub bootstrap: usize,
     pub bootstrap_by_group: bool,
     pub seed: u64,
-    /// Acceptance (and rejection) cutoffs to choose on the out-of-fold
-    /// confidences, or the raw ones with `Method::None`.
+    /// Acceptance (and rejection) cutoffs to choose on the raw confidences;
+    /// the calibrated value at each is reported beside it.
     pub cutoffs: CutoffParams,
     /// Compute smooth ECE (with its interval). Off only where a caller reads
     /// other metrics alone, as the run report's Spearman table.
@@ -164,10 +165,14 @@ pub struct CalibrationReport {
     /// The rescaler fitted on every item after the cross-validated
     /// evaluation: the one a saved calibrator applies to new items.
     pub final_fit: Option<Rescaler>,
-    /// Which confidences the cutoffs were chosen on: "out-of-fold" (rescaled
-    /// by a rescaler that never saw the item) or "raw".
+    /// Which confidences the cutoffs were chosen on: "raw" (the confidence
+    /// the deployed rule compares; earlier calibrators said "out-of-fold").
     pub cutoffs_on: &'static str,
     pub cutoffs: Cutoffs,
+    /// The same targets under every other procedure, on the same items, for
+    /// comparison only (the report's table and figure).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_procedures: Vec<Cutoffs>,
     pub bins: usize,
     pub binning: Binning,
     pub bootstrap: usize,
@@ -228,17 +233,27 @@ pub fn calibrate(
         ),
         _ => None,
     };
-    let (cutoffs_on, cutoffs) = match &out_of_fold {
-        Some(oof) => {
-            let correct: Vec<bool> = oof.items.iter().map(|&i| data.correct[i]).collect();
-            (
-                "out-of-fold",
-                options.cutoffs.fit(&oof.confidence, &correct)?,
-            )
-        }
-        None => ("raw", options.cutoffs.fit(&data.confidence, &data.correct)?),
-    };
-
+    // On the raw confidence, the one the deployed rule compares: the
+    // validated rule is the deployed rule, whatever the rescaler.
+    let mut cutoffs = options
+        .cutoffs
+        .with_seed(options.seed)
+        .fit(&data.confidence, &data.correct)?;
+    mark_calibrated_cutoffs(&mut cutoffs, final_fit.as_ref());
+    let cutoffs_on = "raw";
+    let other_procedures = Procedure::ALL
+        .into_iter()
+        .filter(|&p| {
+            p != options.cutoffs.procedure && !options.cutoffs.target_precisions.is_empty()
+        })
+        .map(|procedure| {
+            CutoffParams {
+                procedure,
+                ..options.cutoffs.with_seed(options.seed)
+            }
+            .fit(&data.confidence, &data.correct)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let target = data.target.as_deref();
     let raw_sample = Sample::new(&data.confidence, &data.correct, target, options.bins)
         .with_smooth_ece(options.smooth_ece);
@@ -357,6 +372,7 @@ pub fn calibrate(
         final_fit,
         cutoffs_on,
         cutoffs,
+        other_procedures,
         bins: options.bins.count,
         binning: options.bins.binning,
         bootstrap: options.bootstrap,
@@ -364,6 +380,40 @@ pub fn calibrate(
         seed: options.seed,
         warnings,
     })
+}
+
+/// Gives the report one set of cutoffs per group of `column` (Mondrian),
+/// chosen with the same procedure on each group's raw confidences, beside
+/// the pooled ones. `labels` holds each item's group.
+pub fn choose_cutoffs_by_group(
+    report: &mut CalibrationReport,
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    column: &str,
+    labels: &[String],
+) -> Result<(), CalibrateError> {
+    let mut cutoffs = options.cutoffs.with_seed(options.seed).fit_by_group(
+        column,
+        &data.confidence,
+        &data.correct,
+        labels,
+    )?;
+    mark_calibrated_cutoffs(&mut cutoffs, report.final_fit.as_ref());
+    report.cutoffs = cutoffs;
+    Ok(())
+}
+
+/// Writes the final rescaler's value at each raw cutoff beside it.
+fn mark_calibrated_cutoffs(cutoffs: &mut Cutoffs, final_fit: Option<&Rescaler>) {
+    let mark = |c: &mut Cutoff| {
+        c.calibrated_cutoff = c.cutoff.map(|t| final_fit.map_or(t, |fit| fit.predict(t)));
+    };
+    cutoffs.accept.iter_mut().for_each(mark);
+    cutoffs.reject.iter_mut().for_each(mark);
+    for group in cutoffs.groups.iter_mut().flat_map(|g| g.groups.iter_mut()) {
+        group.accept.iter_mut().for_each(mark);
+        group.reject.iter_mut().for_each(mark);
+    }
 }
 
 /// Fits one rescaler per fold on its training items and predicts its test items.

@@ -12,7 +12,7 @@ use codecal::artifact::refuse_unsafe_outputs;
 use codecal::calibrate::calibrator::LabelDefinition;
 use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, Calibrator, ColumnSpec, CutoffParams,
-    CvStrategy, LabelSource, Method, Provenance, calibrate,
+    CvStrategy, LabelSource, Method, Procedure, Provenance, calibrate, choose_cutoffs_by_group,
 };
 use codecal::report;
 use codecal::table::{Format, Table};
@@ -102,7 +102,8 @@ pub struct CalibrateArgs {
     save: Option<PathBuf>,
     /// Precision among accepted items that an accept cutoff must guarantee
     /// (repeatable; default 0.8, 0.9 and 0.95). Chosen by Learn-then-Test on the
-    /// out-of-fold confidences, or the raw ones with --method none.
+    /// raw confidences, the ones `apply` compares; with --by, also per group of
+    /// the first --by column, each with its own guarantee.
     #[arg(long, value_parser = super::finite)]
     target_precision: Vec<f64>,
     /// Also report calibration per group of this column (repeatable): n, success
@@ -120,6 +121,14 @@ pub struct CalibrateArgs {
     /// wrong, with the same guarantee.
     #[arg(long, value_parser = super::finite)]
     reject_precision: Option<f64>,
+    /// How the candidate cutoffs are tested (each controls the chance of any
+    /// wrong guarantee at δ).
+    #[arg(long, value_enum, default_value_t = Procedure::FixedSequence)]
+    procedure: Procedure,
+    /// An accept cutoff must also accept at least this share of items (a lower
+    /// bound at δ), or the rule says it cannot.
+    #[arg(long, value_parser = super::finite)]
+    min_coverage: Option<f64>,
 }
 
 pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
@@ -163,6 +172,14 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
     let mut report = calibrate(&data, &options)
         .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;
     report.subgroups = subgroup_tables(&args, &table, &data, &report, &options)?;
+    if let Some(column) = args
+        .by
+        .first()
+        .filter(|_| !args.target_precision.is_empty())
+    {
+        let labels = group_labels(&table, column)?;
+        choose_cutoffs_by_group(&mut report, &data, &options, column, &labels)?;
+    }
     for warning in &report.warnings {
         eprintln!("codecal: warning: {warning}");
     }
@@ -223,6 +240,8 @@ fn cutoff_params(args: &CalibrateArgs) -> CutoffParams {
         },
         delta: args.delta,
         reject_precision: args.reject_precision,
+        procedure: args.procedure,
+        min_coverage: args.min_coverage,
         ..defaults
     }
 }
@@ -251,6 +270,24 @@ fn provenance(args: &CalibrateArgs, label: &LabelSource) -> Provenance {
         label,
         generator: None,
     }
+}
+
+/// Each item's group in `column`; an empty cell is refused naming its line.
+fn group_labels(table: &Table, name: &str) -> anyhow::Result<Vec<String>> {
+    let column = table.column(name)?;
+    (0..table.len())
+        .map(|row| {
+            let text = column.text(row)?;
+            anyhow::ensure!(
+                !text.trim().is_empty(),
+                "{}:{}: {name} is empty; every item needs a group for --by {name} with \
+                 --target-precision",
+                table.path().display(),
+                column.location(row).line
+            );
+            Ok(text.to_owned())
+        })
+        .collect()
 }
 
 /// The `--by` and `--rescale-by` tables.

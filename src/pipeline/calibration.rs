@@ -13,7 +13,7 @@ use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
-use crate::calibrate::cutoffs::fewest_to_pass;
+use crate::calibrate::cutoffs::{Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator,
@@ -45,6 +45,8 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             target_precisions: config.calibration.target_precision.clone(),
             delta: config.calibration.delta,
             reject_precision: config.calibration.reject_precision,
+            procedure: config.calibration.procedure.unwrap_or_default(),
+            min_coverage: config.calibration.min_coverage,
             ..CutoffParams::default()
         },
         smooth_ece: true,
@@ -128,6 +130,10 @@ pub(crate) struct CellRow<'a> {
 /// calibrator file and the risk–coverage figure.
 pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
     let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
+    let procedure = rows
+        .first()
+        .map_or(Procedure::default(), |r| r.report.cutoffs.procedure)
+        .as_str();
     let mut table_rows = Vec::new();
     for row in rows {
         for cutoff in &row.report.cutoffs.accept {
@@ -151,8 +157,9 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
     Named {
         file: "decisions",
         title: format!(
-            "Decisions: accept cutoffs with a precision guarantee (Learn-then-Test, fixed \
-             sequence, exact binomial test, δ = {delta}); below a cutoff an item goes to review"
+            "Decisions: accept cutoffs on the raw confidence with a precision guarantee \
+             (Learn-then-Test, {procedure}, exact binomial test, δ = {delta}); below a cutoff \
+             an item goes to review"
         ),
         header: header(
             key,
@@ -283,7 +290,8 @@ fn why_no_cutoff(row: &CellRow) -> Option<String> {
     if p <= delta {
         return Some(format!(
             "{} at precision {}: {accepted} accepted with {wrong} wrong would pass (p = \
-             {p:.2}), but the fixed-sequence walk stopped at a stricter cutoff that failed",
+             {p:.2}), but the walk stopped at a stricter cutoff that failed, or passed over \
+             it as deciding too few items for the test to have even odds",
             row.key.join(" "),
             lowest.target_precision,
         ));

@@ -309,6 +309,12 @@ pub struct CalibrationConfig {
     /// Target error rate among rejected items, as a precision; none: reject nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reject_precision: Option<f64>,
+    /// How the candidate cutoffs are tested; none: the default procedure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<crate::calibrate::Procedure>,
+    /// The least share of items an accept cutoff must accept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_coverage: Option<f64>,
 }
 
 impl Default for CalibrationConfig {
@@ -324,6 +330,8 @@ impl Default for CalibrationConfig {
             target_precision: vec![0.8, 0.9, 0.95],
             delta: 0.1,
             reject_precision: None,
+            procedure: None,
+            min_coverage: None,
         }
     }
 }
@@ -575,6 +583,11 @@ impl RunConfig {
         within(
             "calibration.reject_precision",
             c.reject_precision.is_none_or(open_unit),
+            "above 0 and below 1",
+        )?;
+        within(
+            "calibration.min_coverage",
+            c.min_coverage.is_none_or(open_unit),
             "above 0 and below 1",
         )?;
         let d = &self.dataset;

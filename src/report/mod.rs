@@ -6,12 +6,15 @@
 //! No metric is computed here; every number comes from the report.
 
 mod bar_chart;
+mod decisions;
 mod html;
 mod reliability;
 mod risk_coverage;
 pub mod run;
 mod smooth_reliability;
 mod thresholds;
+
+pub use decisions::decision_markdown;
 
 use std::path::Path;
 
@@ -271,52 +274,6 @@ pub fn subgroups_markdown(groups: &crate::calibrate::subgroups::Subgroups) -> St
         out += &format!(
             "\nWorst {}: {worst} (largest smooth ECE after the single rescaler).\n",
             groups.column
-        );
-    }
-    out
-}
-
-/// The decision cutoffs as a Markdown table, with a plain sentence where no
-/// cutoff meets a target.
-pub fn decision_markdown(report: &CalibrationReport) -> String {
-    let cutoffs = &report.cutoffs;
-    let mut out = format!(
-        "Decision cutoffs (Learn-then-Test, fixed sequence over cutoffs 1, 0.99, ..., 0, \
-         exact binomial test; each guarantee holds with probability {:.2}) on the {} \
-         confidences of {} items:\n\n\
-         | decision | target precision | cutoff | items | wrong decisions | bound on the error rate | coverage | realised precision |\n\
-         |---|---|---|---|---|---|---|---|\n",
-        1.0 - cutoffs.delta,
-        report.cutoffs_on,
-        cutoffs.items
-    );
-    let rows = cutoffs
-        .accept
-        .iter()
-        .map(|c| ("accept ≥", c))
-        .chain(cutoffs.reject.iter().map(|c| ("reject <", c)));
-    for (decision, c) in rows {
-        out += &format!(
-            "| {decision} | {} | {} | {} | {} | {} | {} | {} |\n",
-            c.target_precision,
-            c.cutoff.map_or("none".to_owned(), |t| format!("{t:.2}")),
-            c.decided,
-            c.mistakes,
-            fmt_value(c.mistake_bound),
-            format_args!("{:.4}", c.coverage),
-            fmt_value(c.realised_precision)
-        );
-    }
-    let missing: Vec<String> = cutoffs
-        .accept
-        .iter()
-        .filter(|c| c.cutoff.is_none())
-        .map(|c| c.target_precision.to_string())
-        .collect();
-    if !missing.is_empty() {
-        out += &format!(
-            "\nNo cutoff guarantees precision {} with these items: at that target every item goes to review.\n",
-            missing.join(" or ")
         );
     }
     out

@@ -10,10 +10,12 @@ use crate::calibrate::CalibrationReport;
 use crate::calibrate::selective::CurvePoint;
 
 const WIDTH: f64 = 480.0;
-const HEIGHT: f64 = 470.0;
+const HEIGHT: f64 = 484.0;
 const LEFT: f64 = 70.0;
 const TOP: f64 = 50.0;
 const SIZE: f64 = 300.0;
+/// The squares of the procedures not chosen.
+const OTHER_COLOURS: [(&str, &str); 2] = [("#9467bd", "purple"), ("#8c564b", "brown")];
 
 /// The figure as an SVG document.
 pub fn risk_coverage_svg(report: &CalibrationReport) -> String {
@@ -56,6 +58,19 @@ pub fn risk_coverage_svg(report: &CalibrationReport) -> String {
             );
         }
     }
+    // The other procedures' cutoffs on the same items, as open squares.
+    for (others, (colour, _)) in report.other_procedures.iter().zip(OTHER_COLOURS) {
+        for cutoff in &others.accept {
+            if let (Some(_), Some(precision)) = (cutoff.cutoff, cutoff.realised_precision) {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"7\" height=\"7\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\"/>",
+                    x(cutoff.coverage) - 3.5,
+                    y(1.0 - precision) - 3.5
+                );
+            }
+        }
+    }
     unit_ticks(&mut svg, x, y);
     let _ = writeln!(
         svg,
@@ -79,16 +94,34 @@ pub fn risk_coverage_svg(report: &CalibrationReport) -> String {
     }
     let marks = report.cutoffs.accept.iter().any(|c| c.cutoff.is_some());
     let note = if marks {
-        "green: chosen accept cutoffs"
+        format!(
+            "green: accept cutoffs ({})",
+            report.cutoffs.procedure.as_str()
+        )
     } else {
-        "no accept cutoff meets any target"
+        "no accept cutoff meets any target".to_owned()
     };
+    let others: Vec<String> = report
+        .other_procedures
+        .iter()
+        .zip(OTHER_COLOURS)
+        .map(|(o, (_, name))| format!("{name} squares: {}", o.procedure.as_str()))
+        .collect();
+    let row = TOP + SIZE + 60.0 + 16.0 * legend.len() as f64;
     let _ = writeln!(
         svg,
-        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"10\">{note} (cutoffs on {} confidences)</text>\n</svg>",
-        TOP + SIZE + 60.0 + 16.0 * legend.len() as f64,
+        "<text x=\"{LEFT}\" y=\"{row}\" font-size=\"10\">{note} (cutoffs on {} confidences)</text>",
         report.cutoffs_on
     );
+    if !others.is_empty() {
+        let _ = writeln!(
+            svg,
+            "<text x=\"{LEFT}\" y=\"{}\" font-size=\"10\">{}</text>",
+            row + 14.0,
+            others.join("; ")
+        );
+    }
+    svg.push_str("</svg>\n");
     svg
 }
 

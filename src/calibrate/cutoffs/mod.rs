@@ -1,28 +1,43 @@
 //! Acceptance and rejection cutoffs with a finite-sample guarantee, chosen by
-//! Learn-then-Test with fixed-sequence testing (Angelopoulos et al. 2021).
+//! Learn-then-Test (Angelopoulos et al. 2021) on the raw confidence.
 //!
 //! For a target precision 1 − α among accepted items and a level δ, the
-//! accept cutoff is the loosest grid cutoff t such that, with probability at
-//! least 1 − δ over exchangeable calibration items, the error rate among
-//! items with confidence ≥ t is at most α. The grid is fixed before the data
-//! is seen (steps of 1/`grid` from strict to loose). At each cutoff the null
-//! "error rate > α" is tested with the exact one-sided binomial
-//! (Clopper–Pearson) p-value P(Binomial(n_t, α) ≤ k_t) for k_t errors among
-//! n_t accepted items; the walk stops at the first p-value above δ, and
-//! because the order is fixed no multiplicity correction is needed. A grid
-//! cutoff that accepts too few items to pass with no mistake at all
-//! ((1 − α)^n > δ; none, or fewer than 22 at α = 0.1, δ = 0.1) is passed
-//! over: that looks at the confidences only, never at the labels, so the
-//! order of the tests is still fixed before any label is seen. The reject cutoff is the mirror image: walking up from loose,
-//! the highest r such that the *correct* rate among items below r is at most
-//! its α.
+//! accept cutoff is the loosest cutoff t such that, with probability at least
+//! 1 − δ over exchangeable calibration items, the error rate among items with
+//! confidence ≥ t is at most α. The candidates are fixed before the data is
+//! seen (steps of 1/`grid`); at each the null "error rate > α" is tested
+//! with the exact one-sided binomial p-value P(Binomial(n_t, α) ≤ k_t) for
+//! k_t errors among n_t accepted items, and a [`Procedure`] controls the
+//! family-wise error over the candidates. A candidate that accepts too few
+//! items for the test to have even odds of passing it when its true error
+//! rate is α/2 (fewer than 52 at α = 0.1, δ = 0.1) is left out: that looks
+//! at the count only, never at a label, and keeps a strict cutoff holding a
+//! few dozen items from stopping the walk on noise. The reject cutoff is the mirror image: the highest r such
+//! that the *correct* rate among items below r is at most its α.
 //!
-//! Not here: which confidences go in (out-of-fold rescaled ones, never those
-//! the rescaler was fitted on; that is `calibrate`), and the rescaler itself.
+//! The cutoffs are chosen on the confidence the deployed rule compares, the
+//! raw one, so what is validated is what `apply` does; the calibrated value
+//! at each cutoff is reported beside it (a monotone rescaler keeps the order).
+//! With `--min-coverage` a chosen accept cutoff must also accept at least
+//! that share of items, by a one-sided Clopper–Pearson lower bound at δ, or
+//! the rule says it cannot. With a group column each group gets its own
+//! cutoffs and its own guarantee (Mondrian).
+//!
+//! Not here: which confidences go in and the rescaler (`calibrate`).
+
+pub mod procedures;
+pub mod simulation;
 
 use serde::{Deserialize, Serialize};
 
-use super::binomial::{binomial_cdf, clopper_pearson_upper};
+use super::binomial::clopper_pearson_upper;
+pub use procedures::Procedure;
+use procedures::can_pass;
+use procedures::{Chosen, HOLM_STEPS, Side, Tally};
+
+/// Candidates deciding fewer items than give the exact test even odds
+/// against a mistake rate of this share of α are passed over.
+pub const POWER_FRACTION: f64 = 0.5;
 
 /// What to choose cutoffs for.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,10 +51,16 @@ pub struct CutoffParams {
     pub reject_precision: Option<f64>,
     /// Grid steps on [0, 1]: cutoffs are multiples of 1/grid.
     pub grid: usize,
-    /// Pass over cutoffs that decide too few items to pass with no mistake
-    /// (the default); `false` is the plain fixed-sequence walk of MAPIE and
-    /// Angelopoulos et al., which stops at such a cutoff.
+    /// Pass over cutoffs that decide fewer items than
+    /// [`procedures::fewest_with_power`] (the default); `false` is the plain
+    /// fixed-sequence walk of MAPIE and Angelopoulos et al., which tests
+    /// every cutoff that decides any item.
     pub pass_over_small: bool,
+    pub procedure: Procedure,
+    /// Seeds the split of the split fixed sequence.
+    pub seed: u64,
+    /// The least share of items an accept cutoff must accept, in (0, 1).
+    pub min_coverage: Option<f64>,
 }
 
 impl Default for CutoffParams {
@@ -50,6 +71,9 @@ impl Default for CutoffParams {
             reject_precision: None,
             grid: 100,
             pass_over_small: true,
+            procedure: Procedure::default(),
+            seed: 0,
+            min_coverage: None,
         }
     }
 }
@@ -63,6 +87,8 @@ pub enum CutoffParamError {
     Delta(f64),
     #[error("--reject-precision must be in (0, 1), got {0}")]
     Reject(f64),
+    #[error("--min-coverage must be in (0, 1), got {0}")]
+    MinCoverage(f64),
     #[error("the cutoff grid needs 1 to 100000 steps, got {0}")]
     Grid(usize),
 }
@@ -79,97 +105,167 @@ impl CutoffParams {
         if let Some(r) = self.reject_precision.filter(|&r| !open_unit(r)) {
             return Err(CutoffParamError::Reject(r));
         }
+        if let Some(c) = self.min_coverage.filter(|&c| !open_unit(c)) {
+            return Err(CutoffParamError::MinCoverage(c));
+        }
         if !(1..=100_000).contains(&self.grid) {
             return Err(CutoffParamError::Grid(self.grid));
         }
         Ok(())
     }
 
+    /// The same settings with the split seeded by `seed`.
+    pub fn with_seed(&self, seed: u64) -> CutoffParams {
+        CutoffParams {
+            seed,
+            ..self.clone()
+        }
+    }
+
     /// Chooses every cutoff on (confidence, correct) pairs.
     pub fn fit(&self, confidence: &[f64], correct: &[bool]) -> Result<Cutoffs, CutoffParamError> {
         self.check()?;
+        let items: Vec<(f64, bool)> = confidence
+            .iter()
+            .copied()
+            .zip(correct.iter().copied())
+            .collect();
         let accept = self
             .target_precisions
             .iter()
-            .map(|&target| self.accept_cutoff(target, confidence, correct))
+            .map(|&target| self.choose(Side::Accept, target, &items))
             .collect();
         let reject = self
             .reject_precision
-            .map(|target| self.reject_cutoff(target, confidence, correct));
+            .map(|target| self.choose(Side::Reject, target, &items));
         Ok(Cutoffs {
             delta: self.delta,
             grid: self.grid,
+            procedure: self.procedure,
+            min_coverage: self.min_coverage,
             items: confidence.len(),
             accept,
             reject,
+            groups: None,
         })
     }
 
-    fn accept_cutoff(&self, target: f64, confidence: &[f64], correct: &[bool]) -> Cutoff {
-        // Strict to loose: t = 1, 1 − 1/grid, …, 0.
-        let grid = (0..=self.grid).rev().map(|j| j as f64 / self.grid as f64);
-        let side = |t: f64, p: f64| p >= t;
-        self.walk(target, grid, side, confidence, correct, false)
-    }
-
-    fn reject_cutoff(&self, target: f64, confidence: &[f64], correct: &[bool]) -> Cutoff {
-        // Loose to strict: r = 0, 1/grid, …, 1; items below r are rejected.
-        let grid = (0..=self.grid).map(|j| j as f64 / self.grid as f64);
-        let side = |r: f64, p: f64| p < r;
-        self.walk(target, grid, side, confidence, correct, true)
-    }
-
-    /// The fixed-sequence walk. `side(t, p)` says whether an item of
-    /// confidence p is decided at cutoff t; a decided item is a mistake when
-    /// it is wrong (accepting) or right (`rejecting`).
-    fn walk(
+    /// Chooses cutoffs in each group of `groups` (one label per item) on its
+    /// own items, and the pooled cutoffs beside them.
+    pub fn fit_by_group(
         &self,
-        target: f64,
-        grid: impl Iterator<Item = f64>,
-        side: impl Fn(f64, f64) -> bool,
+        column: &str,
         confidence: &[f64],
         correct: &[bool],
-        rejecting: bool,
-    ) -> Cutoff {
-        let alpha = 1.0 - target;
-        let mut chosen = Cutoff::none(target);
-        for t in grid {
-            let (mut decided, mut mistakes) = (0, 0);
-            for (&p, &y) in confidence.iter().zip(correct) {
-                if side(t, p) {
-                    decided += 1;
-                    mistakes += usize::from(y == rejecting);
-                }
-            }
-            // A cutoff that decides too few items to pass even with no
-            // mistake ((1 − α)^n > δ) is passed over: that depends on the
-            // confidences alone, never the labels, so the guarantee holds,
-            // and the walk is not stopped by a strict cutoff with 2 items.
-            let too_small = !can_pass(decided, alpha, self.delta);
-            if decided == 0 || (self.pass_over_small && too_small) {
-                continue;
-            }
-            if binomial_cdf(mistakes, decided, alpha) > self.delta {
-                break;
-            }
-            chosen = Cutoff {
-                target_precision: target,
-                cutoff: Some(t),
-                decided,
-                mistakes,
-                mistake_bound: Some(clopper_pearson_upper(mistakes, decided, self.delta)),
-                coverage: decided as f64 / confidence.len() as f64,
-                realised_precision: Some(1.0 - mistakes as f64 / decided as f64),
-            };
-        }
-        chosen
+        groups: &[String],
+    ) -> Result<Cutoffs, CutoffParamError> {
+        let mut pooled = self.fit(confidence, correct)?;
+        let mut names: Vec<&String> = groups.iter().collect();
+        names.sort();
+        names.dedup();
+        let per_group = names
+            .into_iter()
+            .map(|name| {
+                let (conf, right): (Vec<f64>, Vec<bool>) = groups
+                    .iter()
+                    .zip(confidence.iter().zip(correct))
+                    .filter(|(g, _)| *g == name)
+                    .map(|(_, (&p, &y))| (p, y))
+                    .unzip();
+                let fitted = self.fit(&conf, &right)?;
+                Ok(GroupCutoffs {
+                    group: name.clone(),
+                    items: fitted.items,
+                    accept: fitted.accept,
+                    reject: fitted.reject,
+                })
+            })
+            .collect::<Result<Vec<_>, CutoffParamError>>()?;
+        pooled.groups = Some(ByGroup {
+            column: column.to_owned(),
+            groups: per_group,
+        });
+        Ok(pooled)
     }
-}
 
-/// Whether `n` decided items could pass the exact test at mistake rate
-/// `alpha` and level `delta` at all, i.e. with no mistake: (1 − α)^n ≤ δ.
-fn can_pass(n: usize, alpha: f64, delta: f64) -> bool {
-    binomial_cdf(0, n, alpha) <= delta
+    fn choose(&self, side: Side, target: f64, items: &[(f64, bool)]) -> Cutoff {
+        let alpha = 1.0 - target;
+        let fine = side.grid(self.grid);
+        let fewest = if self.pass_over_small {
+            procedures::fewest_with_power(alpha, self.delta, POWER_FRACTION)
+        } else {
+            1
+        };
+        let chosen = match self.procedure {
+            Procedure::FixedSequence => {
+                let tallies = procedures::tally(side, &fine, items);
+                procedures::fixed_sequence(&tallies, 0..tallies.len(), alpha, self.delta, fewest)
+                    .map(|c| (tallies[c.index].cutoff, c))
+            }
+            Procedure::Holm => {
+                let coarse = side.grid(HOLM_STEPS.min(self.grid));
+                let tallies = procedures::tally(side, &coarse, items);
+                procedures::holm(&tallies, alpha, self.delta, fewest)
+                    .map(|c| (tallies[c.index].cutoff, c))
+            }
+            Procedure::SplitFixedSequence => procedures::split_fixed_sequence(
+                side, &fine, items, alpha, self.delta, self.seed, fewest,
+            )
+            .map(|c| (fine[c.index], c)),
+        };
+        let Some((cutoff, chosen)) = chosen else {
+            return Cutoff::none(target);
+        };
+        self.describe(side, target, cutoff, chosen, items)
+    }
+
+    /// What the chosen cutoff does on every calibration item (the rule
+    /// `apply` deploys), with the bound from the items it was tested on.
+    fn describe(
+        &self,
+        side: Side,
+        target: f64,
+        cutoff: f64,
+        chosen: Chosen,
+        items: &[(f64, bool)],
+    ) -> Cutoff {
+        let all = procedures::tally(side, &[cutoff], items)[0];
+        let Tally {
+            decided, mistakes, ..
+        } = all;
+        let n = items.len();
+        let coverage = decided as f64 / n as f64;
+        let coverage_bound = 1.0 - clopper_pearson_upper(n - decided, n, self.delta);
+        let mut described = Cutoff {
+            target_precision: target,
+            cutoff: Some(cutoff),
+            decided,
+            mistakes,
+            tested: chosen.tested.decided,
+            tested_mistakes: chosen.tested.mistakes,
+            mistake_bound: Some(clopper_pearson_upper(
+                chosen.tested.mistakes,
+                chosen.tested.decided,
+                self.delta,
+            )),
+            coverage,
+            coverage_bound: Some(coverage_bound),
+            realised_precision: Some(1.0 - mistakes as f64 / decided as f64),
+            calibrated_cutoff: None,
+            unmet: None,
+        };
+        if let Some(least) = self
+            .min_coverage
+            .filter(|&c| side == Side::Accept && coverage_bound < c)
+        {
+            described.unmet = Some(format!(
+                "the loosest valid cutoff {cutoff} accepts {decided} of {n} items; their share is \
+                 at least {coverage_bound:.4} with probability 1 − δ, below --min-coverage {least}"
+            ));
+            described.cutoff = None;
+        }
+        described
+    }
 }
 
 /// The fewest decided items, all correct, that pass the exact test at
@@ -199,31 +295,76 @@ pub fn fewest_to_pass(target: f64, delta: f64) -> usize {
 pub struct Cutoff {
     /// The target precision of the decision (1 − α).
     pub target_precision: f64,
-    /// `None` when no grid cutoff meets the target.
+    /// On the raw confidence; `None` when no candidate meets the target.
     pub cutoff: Option<f64>,
-    /// Items the cutoff decides (accepts, or rejects): n_t.
+    /// Calibration items the cutoff decides (accepts, or rejects): n_t,
+    /// exactly those `apply` decides on the same items.
     pub decided: usize,
     /// Wrong decisions among them (accepted but wrong, rejected but right): k_t.
     pub mistakes: usize,
-    /// The one-sided Clopper–Pearson upper bound on the mistake rate at 1 − δ.
+    /// Decided items and mistakes among the items the guarantee was tested
+    /// on: all of them, or the split procedure's test part.
+    #[serde(default)]
+    pub tested: usize,
+    #[serde(default)]
+    pub tested_mistakes: usize,
+    /// The one-sided Clopper–Pearson upper bound on the mistake rate at 1 − δ,
+    /// from the tested items.
     pub mistake_bound: Option<f64>,
     /// Fraction of the calibration items decided.
     pub coverage: f64,
+    /// A one-sided lower bound on the share decided, at 1 − δ.
+    #[serde(default)]
+    pub coverage_bound: Option<f64>,
     /// 1 − k_t / n_t on the calibration items.
     pub realised_precision: Option<f64>,
+    /// The calibrated confidence at the cutoff (the final rescaler's value).
+    #[serde(default)]
+    pub calibrated_cutoff: Option<f64>,
+    /// Why a valid cutoff was still refused (`--min-coverage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmet: Option<String>,
 }
 
 impl Cutoff {
-    fn none(target: f64) -> Cutoff {
+    /// No cutoff at `target`: every item goes to review.
+    pub fn none(target: f64) -> Cutoff {
         Cutoff {
             target_precision: target,
             cutoff: None,
             decided: 0,
             mistakes: 0,
+            tested: 0,
+            tested_mistakes: 0,
             mistake_bound: None,
             coverage: 0.0,
+            coverage_bound: None,
             realised_precision: None,
+            calibrated_cutoff: None,
+            unmet: None,
         }
+    }
+}
+
+/// One group's own cutoffs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupCutoffs {
+    pub group: String,
+    pub items: usize,
+    pub accept: Vec<Cutoff>,
+    pub reject: Option<Cutoff>,
+}
+
+/// Cutoffs per group of one column (Mondrian): each with its own guarantee.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ByGroup {
+    pub column: String,
+    pub groups: Vec<GroupCutoffs>,
+}
+
+impl ByGroup {
+    pub fn group(&self, name: &str) -> Option<&GroupCutoffs> {
+        self.groups.iter().find(|g| g.group == name)
     }
 }
 
@@ -232,11 +373,23 @@ impl Cutoff {
 pub struct Cutoffs {
     pub delta: f64,
     pub grid: usize,
+    /// Files written before the procedure was recorded used the fixed sequence.
+    #[serde(default = "fixed_sequence")]
+    pub procedure: Procedure,
+    #[serde(default)]
+    pub min_coverage: Option<f64>,
     /// Calibration items the cutoffs were chosen on.
     pub items: usize,
     /// One per target precision, in the order asked.
     pub accept: Vec<Cutoff>,
     pub reject: Option<Cutoff>,
+    /// Each group's own cutoffs, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<ByGroup>,
+}
+
+fn fixed_sequence() -> Procedure {
+    Procedure::FixedSequence
 }
 
 /// What to do with one item.
@@ -270,18 +423,19 @@ impl Cutoffs {
     /// accept at or above it, reject below the reject cutoff, review between.
     /// Without an accept cutoff nothing is accepted.
     pub fn decide(&self, accept: &Cutoff, p: f64) -> Decision {
-        if accept.cutoff.is_some_and(|t| p >= t) {
-            Decision::Accept
-        } else if self
-            .reject
-            .as_ref()
-            .and_then(|r| r.cutoff)
-            .is_some_and(|r| p < r)
-        {
-            Decision::Reject
-        } else {
-            Decision::Review
-        }
+        decide(accept, self.reject.as_ref(), p)
+    }
+}
+
+/// Accept at or above `accept`'s cutoff, reject below `reject`'s, review
+/// between; where the two overlap the accept cutoff's guarantee decides.
+pub fn decide(accept: &Cutoff, reject: Option<&Cutoff>, p: f64) -> Decision {
+    if accept.cutoff.is_some_and(|t| p >= t) {
+        Decision::Accept
+    } else if reject.and_then(|r| r.cutoff).is_some_and(|r| p < r) {
+        Decision::Reject
+    } else {
+        Decision::Review
     }
 }
 
