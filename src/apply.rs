@@ -228,10 +228,11 @@ fn jsonl_with_decisions(
     table: &Table,
     decided: &[(String, String)],
 ) -> Result<String, ApplyError> {
-    let text = std::fs::read_to_string(input).map_err(|source| ApplyError::Io {
-        path: input.to_owned(),
-        source,
-    })?;
+    let text = crate::artifact::read_regular_text(input, crate::artifact::TABLE_CAP_BYTES)
+        .map_err(|source| ApplyError::Io {
+            path: input.to_owned(),
+            source,
+        })?;
     let lines: Vec<&str> = text.lines().collect();
     let first = table.column(&table.column_names()[0])?;
     let mut out = String::with_capacity(text.len() + decided.len() * 48);

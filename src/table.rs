@@ -129,10 +129,12 @@ impl Table {
                 });
             }
         };
-        let bytes = std::fs::read(path).map_err(|source| TableError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = crate::artifact::read_regular(path, crate::artifact::TABLE_CAP_BYTES).map_err(
+            |source| TableError::Io {
+                path: path.to_owned(),
+                source,
+            },
+        )?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
             TableError::NotUtf8 {

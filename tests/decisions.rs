@@ -241,6 +241,7 @@ fn cutoffs_agree_with_mapie_wherever_mapie_counts_errors_exactly() {
             target_precisions: vec![1.0 - alpha],
             delta: 0.1,
             pass_over_small: false,
+            quantile_candidates: false,
             ..CutoffParams::default()
         };
         let cutoffs = params.fit(&f.confidence, &f.correct).unwrap();

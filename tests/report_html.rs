@@ -265,6 +265,111 @@ fn the_page_renders_offline_with_every_table_and_drills_down_to_the_items() {
     assert_eq!(std::fs::read(&page).unwrap(), html_before);
 }
 
+/// Issue "hardening, second round": run files cannot script the page. Three
+/// attacks are planted in a finished run and the page rebuilt with
+/// `codecal report`: a figure carrying a script, an event handler and a
+/// foreignObject; an item text that closes the data's script element; and a
+/// cell whose figures point outside the run directory at a scripted SVG.
+/// In Chromium none of them runs, and the drill-down still lists the top
+/// bar's items. An inconsistent report.json is a one-line error naming the
+/// cell and item.
+#[test]
+fn planted_run_files_cannot_script_the_page() {
+    let Some(chromium) = chromium() else { return };
+    if common::model_files().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = common::tiny::finished_run(dir.path());
+    let run = tiny.dir.clone();
+    let data_path = run.join("report.json");
+    let mut data: Value =
+        serde_json::from_str(&std::fs::read_to_string(&data_path).unwrap()).unwrap();
+    let figures = data["cells"][0]["figures"].as_str().unwrap().to_owned();
+    let reliability = run.join(&figures).join("reliability.svg");
+    let svg = std::fs::read_to_string(&reliability).unwrap();
+    let attacked = svg
+        .replacen("<svg ", "<svg onload=\"window.__pwned='onload'\" ", 1)
+        .replacen(
+            "</svg>",
+            "<script>window.__pwned='script'</script>\
+             <foreignObject><img src=\"x\" onerror=\"window.__pwned='foreign'\"/></foreignObject>\
+             <rect x=\"0\" y=\"0\" width=\"1\" height=\"1\" onmouseover=\"window.__pwned='handler'\"/></svg>",
+            1,
+        );
+    std::fs::write(&reliability, attacked).unwrap();
+    data["items"][0]["texts"][0]["text"] =
+        json!("</script><script>window.__pwned='text'</script><!--");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("reliability.svg"),
+        "<svg><script>window.__pwned='outside'</script></svg>",
+    )
+    .unwrap();
+    // Up from the cell's directory to the run, then up to the temp dir.
+    let depth = figures.matches('/').count()
+        + 1
+        + run.strip_prefix(dir.path()).unwrap().components().count();
+    let escape = std::iter::repeat_n("..", depth)
+        .collect::<Vec<_>>()
+        .join("/");
+    assert!(
+        run.join(&figures)
+            .join(&escape)
+            .join("outside/reliability.svg")
+            .is_file()
+    );
+    data["cells"][1]["figures"] = json!(format!("{figures}/{escape}/outside"));
+    std::fs::write(&data_path, data.to_string()).unwrap();
+    let rebuilt = common::codecal(&["report", run.to_str().unwrap()]);
+    assert!(
+        rebuilt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rebuilt.stderr)
+    );
+    let page = run.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("__pwned='outside'"),
+        "a figure outside the run was read"
+    );
+    assert!(!html.contains("onload="), "the handler survived");
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html");
+    std::fs::create_dir_all(&shots).unwrap();
+    let top_bar = "#cell-0 [data-panel=\"raw\"] rect[data-bar]:last-of-type";
+    let result = drive(
+        &chromium,
+        &page,
+        &shots.join("planted.png"),
+        json!([
+            {"eval": "String(window.__pwned)"},
+            {"click": top_bar},
+            {"eval": "document.querySelectorAll('#cell-0 .drill tbody tr').length"},
+            {"eval": "String(window.__pwned)"},
+        ]),
+    );
+    assert_eq!(result["results"][0], json!("undefined"), "{result}");
+    assert_eq!(result["results"][3], json!("undefined"), "{result}");
+    assert!(
+        result["results"][2].as_u64().unwrap() > 0,
+        "drill-down: {result}"
+    );
+
+    // An item index past the report's items: one line naming the cell and item.
+    data["cells"][0]["items"][0]["item"] = json!(9999);
+    std::fs::write(&data_path, data.to_string()).unwrap();
+    let out = common::codecal(&["report", run.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains("cell 0") && message.contains("item 0 points to item 9999"),
+        "{message}"
+    );
+}
+
 #[test]
 fn report_opens_the_page_with_the_users_browser_and_refuses_a_directory_without_data() {
     let dir = tempfile::tempdir().unwrap();

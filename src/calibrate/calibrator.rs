@@ -51,12 +51,15 @@ impl SavedRescaler {
         }
     }
 
-    /// Why these coefficients cannot be applied, if they cannot.
-    fn defect(&self) -> Option<&'static str> {
+    /// Why these coefficients cannot be applied, if they cannot, naming the
+    /// key: a table of the wrong shape, a value that is not a probability,
+    /// or an isotonic table that is not monotone.
+    fn defect(&self) -> Option<String> {
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        let unit = |v: f64| (0.0..=1.0).contains(&v);
         match self {
             SavedRescaler::Logistic(m) if !finite(&[m.slope, m.intercept]) => {
-                Some("a logistic slope or intercept is not a finite number")
+                Some("rescaler.slope or rescaler.intercept is not a finite number".into())
             }
             SavedRescaler::Isotonic(m)
                 if m.x.is_empty()
@@ -65,16 +68,98 @@ impl SavedRescaler {
                     || !finite(&m.y)
                     || m.x.windows(2).any(|w| w[0] >= w[1]) =>
             {
-                Some("the isotonic table needs equally many finite x and y, x strictly ascending")
+                Some(
+                    "the isotonic table (rescaler.x, rescaler.y) needs equally many finite x and \
+                     y, x strictly ascending"
+                        .into(),
+                )
             }
-            SavedRescaler::Histogram(m)
-                if m.values.is_empty() || m.values.iter().flatten().any(|v| !v.is_finite()) =>
-            {
-                Some("the histogram table needs at least one bin, each a finite value or null")
+            SavedRescaler::Isotonic(m) => {
+                if let Some(i) = m.y.iter().position(|&y| !unit(y)) {
+                    Some(format!(
+                        "rescaler.y[{i}] is {}, not a probability in [0, 1]",
+                        m.y[i]
+                    ))
+                } else {
+                    m.y.windows(2).position(|w| w[1] < w[0]).map(|i| {
+                        format!(
+                            "rescaler.y[{}] is {}, below rescaler.y[{i}] {}: an isotonic map never \
+                             decreases",
+                            i + 1,
+                            m.y[i + 1],
+                            m.y[i]
+                        )
+                    })
+                }
             }
+            SavedRescaler::Histogram(m) if m.values.is_empty() => {
+                Some("rescaler.values: the histogram table needs at least one bin".into())
+            }
+            SavedRescaler::Histogram(m) => m
+                .values
+                .iter()
+                .position(|v| v.is_some_and(|v| !unit(v)))
+                .map(|i| {
+                    format!(
+                        "rescaler.values[{i}] is {}, not a probability in [0, 1]",
+                        m.values[i].unwrap_or_default()
+                    )
+                }),
             _ => None,
         }
     }
+
+    /// Whether this kind of table is what `method` fits.
+    fn fits(&self, method: Method) -> bool {
+        use crate::calibrate::rescale::Feature;
+        match self {
+            SavedRescaler::Logistic(m) => matches!(
+                (method, m.feature),
+                (Method::Platt | Method::Temperature, Feature::Logit)
+                    | (Method::PlattLn, Feature::Ln)
+                    | (Method::PlattP, Feature::P)
+            ),
+            SavedRescaler::Isotonic(_) => method == Method::Isotonic,
+            SavedRescaler::Histogram(_) => method == Method::Histogram,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            SavedRescaler::Logistic(_) => "logistic",
+            SavedRescaler::Isotonic(_) => "isotonic",
+            SavedRescaler::Histogram(_) => "histogram",
+        }
+    }
+}
+
+/// What makes one set of saved cutoffs unusable, naming the key under `key`.
+fn cutoff_set_defect(key: &str, accept: &[Cutoff], reject: Option<&Cutoff>) -> Option<String> {
+    let unit = |x: f64| (0.0..=1.0).contains(&x);
+    let reject = reject.and_then(|r| r.cutoff);
+    if let Some(r) = reject.filter(|&r| !unit(r)) {
+        return Some(format!("{key}.reject.cutoff is {r}, outside [0, 1]"));
+    }
+    for (i, accept) in accept.iter().enumerate() {
+        let target = accept.target_precision;
+        if !(target > 0.0 && target < 1.0) {
+            return Some(format!(
+                "{key}.accept[{i}].target_precision is {target}, outside (0, 1)"
+            ));
+        }
+        match (accept.cutoff, reject) {
+            (Some(t), _) if !unit(t) => {
+                return Some(format!("{key}.accept[{i}].cutoff is {t}, outside [0, 1]"));
+            }
+            (Some(t), Some(r)) if t < r => {
+                return Some(format!(
+                    "{key}.accept[{i}].cutoff {t} is below {key}.reject.cutoff {r}"
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// How "correct" was defined for the training items.
@@ -231,10 +316,11 @@ impl Calibrator {
 
     /// Reads a calibrator, checking the format, its version and its tables.
     pub fn load(path: &Path) -> Result<Calibrator, CalibratorError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CalibratorError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = crate::artifact::read_regular_text(path, crate::artifact::JSON_CAP_BYTES)
+            .map_err(|source| CalibratorError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
         Calibrator::parse(path, &text)
     }
 
@@ -266,7 +352,34 @@ impl Calibrator {
         let calibrator: Calibrator =
             serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
         if let Some(defect) = calibrator.rescaler.as_ref().and_then(SavedRescaler::defect) {
-            return Err(invalid(defect.to_owned()));
+            return Err(invalid(defect));
+        }
+        match (&calibrator.rescaler, calibrator.method) {
+            (Some(r), method) if !r.fits(method) => {
+                return Err(invalid(format!(
+                    "rescaler.kind is {} (feature as saved), which method {} does not fit",
+                    r.kind(),
+                    serde_json::to_string(&method).unwrap_or_default()
+                )));
+            }
+            // A single-class training set leaves the raw confidence as it is.
+            (None, method)
+                if method != Method::None
+                    && calibrator.training.base_rate > 0.0
+                    && calibrator.training.base_rate < 1.0 =>
+            {
+                return Err(invalid(format!(
+                    "rescaler is missing, but method {} needs one",
+                    serde_json::to_string(&method).unwrap_or_default()
+                )));
+            }
+            _ => {}
+        }
+        if !matches!(calibrator.cutoffs_on.as_str(), "raw" | "out-of-fold") {
+            return Err(invalid(format!(
+                "cutoffs_on is {:?}; codecal writes \"raw\" (or \"out-of-fold\" before 0.1)",
+                calibrator.cutoffs_on
+            )));
         }
         calibrator
             .cutoffs_defect()
@@ -279,31 +392,23 @@ impl Calibrator {
     /// cutoff below the reject cutoff (a hand-edited file; codecal writes
     /// none of these).
     fn cutoffs_defect(&self) -> Option<String> {
-        let unit = |x: f64| (0.0..=1.0).contains(&x);
-        let reject = self.cutoffs.reject.as_ref().and_then(|r| r.cutoff);
-        if let Some(r) = reject.filter(|&r| !unit(r)) {
-            return Some(format!("cutoffs.reject.cutoff is {r}, outside [0, 1]"));
-        }
-        for (i, accept) in self.cutoffs.accept.iter().enumerate() {
-            let target = accept.target_precision;
-            if !(target > 0.0 && target < 1.0) {
-                return Some(format!(
-                    "cutoffs.accept[{i}].target_precision is {target}, outside (0, 1)"
-                ));
-            }
-            match (accept.cutoff, reject) {
-                (Some(t), _) if !unit(t) => {
-                    return Some(format!("cutoffs.accept[{i}].cutoff is {t}, outside [0, 1]"));
-                }
-                (Some(t), Some(r)) if t < r => {
-                    return Some(format!(
-                        "cutoffs.accept[{i}].cutoff {t} is below cutoffs.reject.cutoff {r}"
-                    ));
-                }
-                _ => {}
-            }
-        }
-        None
+        let pooled = std::iter::once((
+            "cutoffs".to_owned(),
+            &self.cutoffs.accept,
+            self.cutoffs.reject.as_ref(),
+        ));
+        let groups = self.cutoffs.groups.iter().flat_map(|by| {
+            by.groups.iter().enumerate().map(|(g, group)| {
+                (
+                    format!("cutoffs.groups.groups[{g}]"),
+                    &group.accept,
+                    group.reject.as_ref(),
+                )
+            })
+        });
+        pooled
+            .chain(groups)
+            .find_map(|(key, accept, reject)| cutoff_set_defect(&key, accept, reject))
     }
 
     /// The accept cutoff for `target`, or the first one saved when `None`.
@@ -507,6 +612,48 @@ mod tests {
             message.contains("cutoffs.accept[0].cutoff 0.3 is below cutoffs.reject.cutoff 0.6"),
             "{message}"
         );
+    }
+
+    /// Issue "hardening, second round": the rescaler must be what the
+    /// method fits, its values probabilities, an isotonic map monotone, and
+    /// `cutoffs_on` a known scale; each refusal names the key.
+    #[test]
+    fn a_rescaler_that_is_not_the_method_s_or_not_monotone_is_refused() {
+        let refusal = |method: Method, edit: &dyn Fn(&mut serde_json::Value)| {
+            let (_, report) = fixture_report(method);
+            let json = Calibrator::from_report(&report, provenance()).to_json();
+            let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+            edit(&mut value);
+            Calibrator::parse(Path::new("c.json"), &value.to_string())
+                .unwrap_err()
+                .to_string()
+        };
+        let message = refusal(Method::Platt, &|v| v["method"] = "isotonic".into());
+        assert!(message.contains("rescaler.kind is logistic"), "{message}");
+        let message = refusal(Method::Platt, &|v| v["method"] = "platt-p".into());
+        assert!(message.contains("which method"), "{message}");
+        let message = refusal(Method::Isotonic, &|v| {
+            let y = v["rescaler"]["y"].as_array_mut().unwrap();
+            let last = y.len() - 1;
+            y[last] = serde_json::json!(0.0);
+            y[0] = serde_json::json!(0.5);
+        });
+        assert!(
+            message.contains("an isotonic map never decreases"),
+            "{message}"
+        );
+        let message = refusal(Method::Isotonic, &|v| v["rescaler"]["y"][0] = 1.5.into());
+        assert!(message.contains("rescaler.y[0] is 1.5"), "{message}");
+        let message = refusal(Method::Histogram, &|v| {
+            let values = v["rescaler"]["values"].as_array_mut().unwrap();
+            let i = values.iter().position(|x| x.is_number()).unwrap();
+            values[i] = serde_json::json!(-0.25);
+        });
+        assert!(message.contains("not a probability in [0, 1]"), "{message}");
+        let message = refusal(Method::Platt, &|v| v["cutoffs_on"] = "sideways".into());
+        assert!(message.contains("cutoffs_on is \"sideways\""), "{message}");
+        let message = refusal(Method::Platt, &|v| v["rescaler"] = serde_json::Value::Null);
+        assert!(message.contains("rescaler is missing"), "{message}");
     }
 
     #[test]

@@ -59,10 +59,12 @@ pub enum BatchError {
 /// retrieve` writes). `prompt` is a string or a list of chat messages; ids
 /// must be unique, because each prompt is answered exactly once.
 pub fn read_prompts(path: &Path) -> Result<Vec<PromptRow>, BatchError> {
-    let text = std::fs::read_to_string(path).map_err(|source| BatchError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = crate::artifact::read_regular_text(path, crate::artifact::TABLE_CAP_BYTES).map_err(
+        |source| BatchError::Read {
+            path: path.to_owned(),
+            source,
+        },
+    )?;
     let mut rows = Vec::new();
     let mut seen = std::collections::HashMap::new();
     for (index, line) in text.lines().enumerate() {

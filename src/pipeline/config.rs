@@ -413,10 +413,11 @@ impl RunConfig {
     }
 
     pub fn read(path: &Path) -> Result<RunConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = crate::artifact::read_regular_text(path, crate::artifact::JSON_CAP_BYTES)
+            .map_err(|source| ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })?;
         let base = path.parent().unwrap_or(Path::new("."));
         RunConfig::parse(&text, path, base)
     }

@@ -218,7 +218,7 @@ fn figure_html(
                 out,
                 "<figure class=\"{}\">{}<figcaption>{caption}</figcaption></figure>",
                 file.trim_end_matches(".svg"),
-                strip_xml_prolog(&svg)
+                super::svg_clean::clean_svg(&svg)
             );
         }
         // The smoothed curve is absent where smooth ECE was off.
@@ -431,14 +431,6 @@ fn shorten(text: &str, chars: usize) -> String {
     match trimmed.char_indices().nth(chars) {
         Some((cut, _)) => format!("{}…", &trimmed[..cut]),
         None => trimmed.to_owned(),
-    }
-}
-
-/// An inline SVG must not carry an XML declaration.
-fn strip_xml_prolog(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(start) => &svg[start..],
-        None => svg,
     }
 }
 

@@ -12,6 +12,7 @@ mod reliability;
 mod risk_coverage;
 pub mod run;
 mod smooth_reliability;
+mod svg_clean;
 mod thresholds;
 
 pub use decisions::decision_markdown;

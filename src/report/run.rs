@@ -260,7 +260,7 @@ pub fn write_run_report(dir: &Path, report: &RunReport) -> Result<(), RunReportE
     })?;
     write_atomic(&dir.join(REPORT_DATA), json.as_bytes())?;
     write_atomic(&dir.join("report.md"), markdown(report).as_bytes())?;
-    let figure = |relative: &str| std::fs::read_to_string(dir.join(relative)).ok();
+    let figure = |relative: &str| read_figure(dir, relative);
     write_atomic(
         &dir.join("report.html"),
         super::html::page(report, &figure).as_bytes(),
@@ -275,7 +275,7 @@ pub fn read_run_report(dir: &Path) -> Result<RunReport, RunReportError> {
         path: path.display().to_string(),
         message,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = crate::artifact::read_regular_text(&path, crate::artifact::JSON_CAP_BYTES).map_err(|e| {
         error(format!(
             "{e} (a run made before codecal wrote {REPORT_DATA}: `codecal run --resume` with its \
              config writes it, re-running only the calibrate stage)"
@@ -290,7 +290,61 @@ pub fn read_run_report(dir: &Path) -> Result<RunReport, RunReportError> {
             format["format"]
         )));
     }
-    serde_json::from_str(&text).map_err(|e| error(e.to_string()))
+    let report: RunReport = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+    report.inconsistency().map_or(Ok(report), |e| Err(error(e)))
+}
+
+/// The most a figure may hold: 16 MiB.
+const FIGURE_CAP_BYTES: u64 = 16 << 20;
+
+/// A figure named in the report, read only from a regular file inside the
+/// run directory `dir` (after resolving `..` and symlinks): a planted path
+/// to anywhere else reads as missing.
+fn read_figure(dir: &Path, relative: &str) -> Option<String> {
+    let root = dir.canonicalize().ok()?;
+    let path = root.join(relative).canonicalize().ok()?;
+    if !path.starts_with(&root) {
+        return None;
+    }
+    crate::artifact::read_regular_text(&path, FIGURE_CAP_BYTES).ok()
+}
+
+impl RunReport {
+    /// Where the cells point past the report's own lists (a hand-edited or
+    /// planted `report.json`), naming the cell and the item.
+    pub fn inconsistency(&self) -> Option<String> {
+        for (c, cell) in self.cells.iter().enumerate() {
+            let name = format!("cell {c} ({})", cell.key.join(" "));
+            for (i, item) in cell.items.iter().enumerate() {
+                if item.item >= self.items.len() {
+                    return Some(format!(
+                        "{name}: item {i} points to item {}, but the report has {} items",
+                        item.item,
+                        self.items.len()
+                    ));
+                }
+                let rescaled_bars = cell.rescaled_bars.as_ref().map_or(0, Vec::len);
+                let bad_bar = item
+                    .raw_bar
+                    .filter(|&b| b >= cell.raw_bars.len())
+                    .or(item.rescaled_bar.filter(|&b| b >= rescaled_bars));
+                if let Some(bar) = bad_bar {
+                    return Some(format!(
+                        "{name}: item {i} ({}) is in bar {bar}, but the cell has {} bars",
+                        self.items[item.item].id,
+                        cell.raw_bars.len().max(rescaled_bars)
+                    ));
+                }
+                if !(item.raw.is_finite() && (0.0..=1.0).contains(&item.raw)) {
+                    return Some(format!(
+                        "{name}: item {i} ({}) has raw confidence {}, not in [0, 1]",
+                        self.items[item.item].id, item.raw
+                    ));
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Rebuilds `report.md` and `report.html` of a finished run from its

@@ -52,10 +52,12 @@ pub fn read_threshold(
     path: &Path,
     point: OperatingPointName,
 ) -> Result<FileThreshold, ThresholdFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ThresholdFileError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = crate::artifact::read_regular_text(path, crate::artifact::JSON_CAP_BYTES).map_err(
+        |source| ThresholdFileError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    )?;
     let missing = |key: String| ThresholdFileError::Missing {
         path: path.to_owned(),
         key,

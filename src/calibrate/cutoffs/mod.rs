@@ -10,9 +10,10 @@
 //! k_t errors among n_t accepted items, and a [`Procedure`] controls the
 //! family-wise error over the candidates. A candidate that accepts too few
 //! items for the test to have even odds of passing it when its true error
-//! rate is α/2 (fewer than 52 at α = 0.1, δ = 0.1) is left out: that looks
-//! at the count only, never at a label, and keeps a strict cutoff holding a
-//! few dozen items from stopping the walk on noise. The reject cutoff is the mirror image: the highest r such
+//! rate is α/2 (fewer than 52 at α = 0.1, δ = 0.1), or fewer than a tenth of
+//! the items where that is less (but never fewer than can pass at all), is
+//! left out: that looks at counts only, never at a label, and keeps a strict
+//! cutoff holding a few dozen items from stopping the walk on noise. The reject cutoff is the mirror image: the highest r such
 //! that the *correct* rate among items below r is at most its α.
 //!
 //! The cutoffs are chosen on the confidence the deployed rule compares, the
@@ -57,6 +58,12 @@ pub struct CutoffParams {
     /// every cutoff that decides any item.
     pub pass_over_small: bool,
     pub procedure: Procedure,
+    /// Add to the value grid the cutoffs at every 1/grid quantile of the
+    /// confidences (the default): chosen from the confidences alone, never a
+    /// label, they keep a measure whose values crowd into one grid step
+    /// (total probability, near 0) from having a single candidate. `false`
+    /// is MAPIE's value grid alone.
+    pub quantile_candidates: bool,
     /// Seeds the split of the split fixed sequence.
     pub seed: u64,
     /// The least share of items an accept cutoff must accept, in (0, 1).
@@ -72,6 +79,7 @@ impl Default for CutoffParams {
             grid: 100,
             pass_over_small: true,
             procedure: Procedure::default(),
+            quantile_candidates: true,
             seed: 0,
             min_coverage: None,
         }
@@ -190,9 +198,24 @@ impl CutoffParams {
 
     fn choose(&self, side: Side, target: f64, items: &[(f64, bool)]) -> Cutoff {
         let alpha = 1.0 - target;
-        let fine = side.grid(self.grid);
+        let candidates = |steps: usize| {
+            let confidence: Vec<f64> = items.iter().map(|&(p, _)| p).collect();
+            if self.quantile_candidates {
+                side.candidates(steps, &confidence)
+            } else {
+                side.grid(steps)
+            }
+        };
+        let fine = candidates(self.grid);
+        // Even odds against α/2, or a tenth of the items where that is fewer
+        // (small sets have few large cutoffs), never below what can pass at
+        // all; a count of items, never a label.
         let fewest = if self.pass_over_small {
-            procedures::fewest_with_power(alpha, self.delta, POWER_FRACTION)
+            let tenth = items
+                .len()
+                .div_ceil(10)
+                .max(fewest_to_pass(target, self.delta));
+            procedures::fewest_with_power(alpha, self.delta, POWER_FRACTION).min(tenth)
         } else {
             1
         };
@@ -203,7 +226,7 @@ impl CutoffParams {
                     .map(|c| (tallies[c.index].cutoff, c))
             }
             Procedure::Holm => {
-                let coarse = side.grid(HOLM_STEPS.min(self.grid));
+                let coarse = candidates(HOLM_STEPS.min(self.grid));
                 let tallies = procedures::tally(side, &coarse, items);
                 procedures::holm(&tallies, alpha, self.delta, fewest)
                     .map(|c| (tallies[c.index].cutoff, c))

@@ -125,6 +125,42 @@ impl Side {
     }
 }
 
+impl Side {
+    /// The value grid of `steps` steps together with the cutoffs at every
+    /// 1/steps quantile of `confidence` (the confidence of the ⌈jN/steps⌉-th
+    /// item from the deciding end; for rejecting, the next value above it, so
+    /// that at most that many fall below), fewest decided first, without
+    /// repeats. They depend on the confidences alone.
+    pub fn candidates(self, steps: usize, confidence: &[f64]) -> Vec<f64> {
+        let mut sorted = confidence.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mut cutoffs = self.grid(steps);
+        for j in 1..=steps {
+            let count = (j * n).div_ceil(steps);
+            if count == 0 || count > n {
+                continue;
+            }
+            match self {
+                Side::Accept => cutoffs.push(sorted[n - count]),
+                Side::Reject => {
+                    if let Some(&above) =
+                        sorted[count - 1..].iter().find(|&&p| p > sorted[count - 1])
+                    {
+                        cutoffs.push(above);
+                    }
+                }
+            }
+        }
+        match self {
+            Side::Accept => cutoffs.sort_by(|a, b| b.total_cmp(a)),
+            Side::Reject => cutoffs.sort_by(f64::total_cmp),
+        }
+        cutoffs.dedup();
+        cutoffs
+    }
+}
+
 /// Decided items and mistakes at every cutoff of `grid` (ordered fewest
 /// decided first), in one pass over the items sorted once.
 pub fn tally(side: Side, grid: &[f64], items: &[(f64, bool)]) -> Vec<Tally> {
