@@ -142,6 +142,52 @@ pub fn write_dir_atomic(
     Ok(())
 }
 
+/// The most a JSON file codecal reads (a calibrator, a run's `report.json`)
+/// may hold: 256 MiB, far above any it writes.
+pub const JSON_CAP_BYTES: u64 = 256 << 20;
+/// The most a table of items may hold: 4 GiB.
+pub const TABLE_CAP_BYTES: u64 = 4 << 30;
+
+/// Reads `path` whole, only when it is a regular file (after symlinks) of at
+/// most `cap` bytes: a FIFO, a device or a directory would block, never end
+/// or mean nothing, so each is refused with an error naming it.
+pub fn read_regular(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let metadata = std::fs::metadata(path)?;
+    if !metadata.is_file() {
+        let kind = if metadata.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(std::io::Error::other(format!(
+            "{kind}; codecal reads only regular files"
+        )));
+    }
+    if metadata.len() > cap {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, over the {cap}-byte cap for this kind of file",
+            metadata.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    std::fs::File::open(path)?
+        .take(cap + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other(format!(
+            "grew past the {cap}-byte cap while being read"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text.
+pub fn read_regular_text(path: &Path, cap: u64) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path, cap)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,50 +267,4 @@ mod tests {
                 .starts_with("/nonexistent-dir/x.txt: cannot write")
         );
     }
-}
-
-/// The most a JSON file codecal reads (a calibrator, a run's `report.json`)
-/// may hold: 256 MiB, far above any it writes.
-pub const JSON_CAP_BYTES: u64 = 256 << 20;
-/// The most a table of items may hold: 4 GiB.
-pub const TABLE_CAP_BYTES: u64 = 4 << 30;
-
-/// Reads `path` whole, only when it is a regular file (after symlinks) of at
-/// most `cap` bytes: a FIFO, a device or a directory would block, never end
-/// or mean nothing, so each is refused with an error naming it.
-pub fn read_regular(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let metadata = std::fs::metadata(path)?;
-    if !metadata.is_file() {
-        let kind = if metadata.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a FIFO, socket or device)"
-        };
-        return Err(std::io::Error::other(format!(
-            "{kind}; codecal reads only regular files"
-        )));
-    }
-    if metadata.len() > cap {
-        return Err(std::io::Error::other(format!(
-            "{} bytes, over the {cap}-byte cap for this kind of file",
-            metadata.len()
-        )));
-    }
-    let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    std::fs::File::open(path)?
-        .take(cap + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(std::io::Error::other(format!(
-            "grew past the {cap}-byte cap while being read"
-        )));
-    }
-    Ok(bytes)
-}
-
-/// [`read_regular`] as UTF-8 text.
-pub fn read_regular_text(path: &Path, cap: u64) -> std::io::Result<String> {
-    String::from_utf8(read_regular(path, cap)?)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
 }
