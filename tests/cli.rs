@@ -1100,3 +1100,31 @@ fn a_full_stdout_is_a_clear_error_not_a_panic() {
         "{stderr}"
     );
 }
+
+/// Issue "hardening, second round": tables, calibrators and run reports are
+/// read only from regular files. A FIFO (which would block forever) and a
+/// device (which never ends) are refused at once, naming the path.
+#[test]
+fn a_fifo_or_a_device_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("items.csv");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    for args in [
+        vec!["calibrate", "items.csv"],
+        vec!["apply", "--calibrator", "/dev/zero", "x.csv"],
+        vec!["apply", "--calibrator", "items.csv", "x.csv"],
+    ] {
+        let started = std::time::Instant::now();
+        let out = codecal(&args, dir.path());
+        assert!(!out.status.success(), "{args:?}");
+        let message = stderr(&out);
+        assert_eq!(message.trim().lines().count(), 1, "{message}");
+        assert!(
+            message.contains("not a regular file")
+                && (message.contains("items.csv") || message.contains("/dev/zero")),
+            "{args:?}: {message}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+}

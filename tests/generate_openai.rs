@@ -405,3 +405,123 @@ fn an_extra_body_reaches_every_request_and_the_cache_key() {
     }
     assert_eq!(server.seen.lock().unwrap().len(), 2 * prompts);
 }
+
+/// Issue "hardening, second round": a redirected POST is not followed (it
+/// would be re-sent where the config never named); the error names the new
+/// location. Credentials in the base URL appear in no message.
+#[test]
+fn redirects_are_refused_naming_the_location_and_url_credentials_are_never_shown() {
+    let server = Server::start(|_, _| {
+        Reply::Respond(
+            307,
+            vec![(
+                "Location".into(),
+                "http://alice:s3cret@127.0.0.1:9/elsewhere/v1/completions".into(),
+            )],
+            String::new(),
+        )
+    });
+    let with_credentials = server
+        .base_url
+        .replacen("http://", "http://alice:s3cret@", 1);
+    let mut config = OpenAiConfig::new(&with_credentials, "test-model");
+    config.max_retries = 0;
+    let err = OpenAiBackend::new(config)
+        .unwrap()
+        .generate(&completion_prompt(), &Params::default())
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(err, GenerateError::Redirected { status: 307, .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains("127.0.0.1:9/elsewhere/v1/completions"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("s3cret") && !message.contains("alice"),
+        "{message}"
+    );
+    assert_eq!(server.requests(), 1, "the redirect was followed");
+
+    // A refused connection's message carries no credentials either.
+    let mut config = OpenAiConfig::new("http://bob:hunter2@127.0.0.1:9/v1", "m");
+    config.max_retries = 0;
+    config.timeout = Duration::from_millis(500);
+    let message = OpenAiBackend::new(config)
+        .unwrap()
+        .generate(&completion_prompt(), &Params::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        !message.contains("hunter2") && !message.contains("bob"),
+        "{message}"
+    );
+    assert!(message.contains("127.0.0.1:9"), "{message}");
+    let bad = codecal::generate::openai::check_base_url("http://eve:pw@h:99999/v1")
+        .unwrap_err()
+        .to_string();
+    assert!(!bad.contains("pw"), "{bad}");
+}
+
+/// Issue "hardening, second round": a reply whose token texts do not join to
+/// its text is stored with `"token_text_mismatch": true`, and `generate`
+/// counts such replies in a warning; replies that join carry no flag.
+#[test]
+fn replies_whose_tokens_do_not_join_to_their_text_are_flagged_and_counted() {
+    let server = Server::start(|seen, _| {
+        if seen.path.ends_with("/chat/completions") {
+            return json(200, &chat(&[(" Returns", 0.5), (" one", 0.9)]));
+        }
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let mut reply = completion(&[(" Returns", 0.5), (" one", 0.9)]);
+        if prompt.contains("f2") || prompt.len() % 2 == 0 {
+            reply["choices"][0]["text"] = json!("Returns one.");
+        }
+        json(200, &reply)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["generate", "--backend", "openai", "--model", "m"])
+        .args(["--base-url", &server.base_url, "--retry-base-ms", "10"])
+        .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let flagged = rows
+        .iter()
+        .filter(|r| r["token_text_mismatch"] == true)
+        .count();
+    for row in &rows {
+        let joins = row["text"] == " Returns one";
+        assert_eq!(row.get("token_text_mismatch").is_none(), joins, "{row}");
+    }
+    assert!(
+        flagged > 0 && flagged < rows.len(),
+        "{flagged} of {}",
+        rows.len()
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "in {flagged} of {} replies the token texts do not join",
+            rows.len()
+        )),
+        "{stderr}"
+    );
+}

@@ -275,3 +275,47 @@ fn a_calibrator_for_another_model_or_prompt_is_refused_naming_both() {
     assert!(message.contains("prompt template"), "{message}");
     assert_eq!(server.generation_requests(), 0, "refused before asking");
 }
+
+/// Issue "hardening, second round": a source file that cannot be read is
+/// listed with its reason, and an `--out` that is a file is refused saying
+/// it must be a directory.
+#[test]
+fn unreadable_files_are_listed_and_out_must_be_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(&dir.path().join("tree"));
+    std::fs::write(
+        dir.path().join("tree/latin1.py"),
+        b"def f():\n    return '\xe9t\xe9'\n",
+    )
+    .unwrap();
+    let server = server();
+    let config = config(dir.path(), &server);
+    let saved = dir.path().join("calibrator.json");
+    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
+        .save(&saved)
+        .unwrap();
+    let out = summarize(dir.path(), &config, &saved);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("codecal: skipped latin1.py: file not readable as UTF-8"),
+        "{stderr}"
+    );
+
+    let file = dir.path().join("out-file");
+    std::fs::write(&file, "").unwrap();
+    let out = common::codecal(&[
+        "summarize",
+        dir.path().join("tree").to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--calibrator",
+        saved.to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("must be a directory"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

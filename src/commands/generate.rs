@@ -130,6 +130,17 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.step())?;
     bar.finish();
     let cached = out.iter().filter(|r| r["cached"] == true).count();
+    let mismatched = out
+        .iter()
+        .filter(|r| r["token_text_mismatch"] == true)
+        .count();
+    if mismatched > 0 {
+        eprintln!(
+            "codecal: warning: in {mismatched} of {} replies the token texts do not join to the \
+             text (flagged \"token_text_mismatch\": the token measures describe other text)",
+            out.len()
+        );
+    }
     let mut text = String::new();
     for row in &out {
         text += &row.to_string();

@@ -1,15 +1,21 @@
 //! Progress of one stage on stderr: a bar with count, rate and ETA on a
-//! terminal, and a plain line every tenth of the way otherwise (batch jobs'
-//! logs), so a long run never goes silent.
+//! terminal, and otherwise (batch jobs' logs) a plain line every tenth of
+//! the way and at least every few seconds while steps arrive, so a long run
+//! never goes silent.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+/// The longest a non-terminal log goes without a line while steps arrive.
+const QUIET_MS: u64 = 5_000;
+
 pub struct StageProgress {
     stage: String,
     steps: u64,
     done: AtomicU64,
+    /// Milliseconds after `start` of the last plain line.
+    last_line_ms: AtomicU64,
     start: Instant,
     bar: Option<indicatif::ProgressBar>,
 }
@@ -35,6 +41,7 @@ impl StageProgress {
             stage: stage.to_owned(),
             steps,
             done: AtomicU64::new(0),
+            last_line_ms: AtomicU64::new(0),
             start: Instant::now(),
             bar,
         }
@@ -44,7 +51,7 @@ impl StageProgress {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         match &self.bar {
             Some(bar) => bar.inc(1),
-            None if self.steps >= 10 && done % (self.steps / 10) == 0 => {
+            None if self.steps >= 10 && done % (self.steps / 10) == 0 || self.quiet_too_long() => {
                 let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
                 let eta = (self.steps.saturating_sub(done)) as f64 / rate.max(1e-9);
                 eprintln!(
@@ -54,6 +61,17 @@ impl StageProgress {
             }
             None => {}
         }
+    }
+
+    /// Whether no plain line was printed for [`QUIET_MS`]; claims the next.
+    fn quiet_too_long(&self) -> bool {
+        let now = self.start.elapsed().as_millis() as u64;
+        let last = self.last_line_ms.load(Ordering::SeqCst);
+        now.saturating_sub(last) >= QUIET_MS
+            && self
+                .last_line_ms
+                .compare_exchange(last, now, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
     }
 
     pub fn finish(&self) {

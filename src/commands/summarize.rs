@@ -80,6 +80,12 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(|| config.runs_dir.join("summaries").join(name)),
     };
+    anyhow::ensure!(
+        !options.out.exists() || options.out.is_dir(),
+        "--out {}: must be a directory (summaries.jsonl, summaries.md and the cache go in it), \
+         and this is a file",
+        options.out.display()
+    );
     eprintln!(
         "codecal: calibrator {} (measure {})",
         calibrator_path.display(),
@@ -91,10 +97,14 @@ pub fn run(args: SummarizeArgs) -> anyhow::Result<()> {
             .get_or_init(|| StageProgress::new("summarize", total as u64))
             .step();
     };
-    let summaries = summarize_own_code(&config, &options, &on_progress)?;
+    let outcome = summarize_own_code(&config, &options, &on_progress)?;
     if let Some(progress) = progress.get() {
         progress.finish();
     }
+    for (file, reason) in &outcome.skipped_files {
+        eprintln!("codecal: skipped {file}: {reason}");
+    }
+    let summaries = outcome.summaries;
     let count = |d: &str| summaries.iter().filter(|s| s.decision == d).count();
     eprintln!(
         "codecal: {} functions: {} accept, {} review, {} reject; wrote {}",

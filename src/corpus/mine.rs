@@ -70,6 +70,7 @@ pub fn mine_tree(
         for (reason, count) in file_report.skipped {
             *report.skipped.entry(reason).or_insert(0) += count;
         }
+        report.skipped_files.extend(file_report.skipped_files);
     }
     report.records = records.len();
     Ok((records, report))
@@ -222,7 +223,13 @@ fn mine_file(root: &Path, path: &Path, options: MineOptions) -> (Vec<Record>, Re
             &mut Vec::new(),
             &mut |node, classes| mine_function(node, classes, &file, &mut records, &mut report),
         ),
-        Err(reason) => skip(&mut report, reason),
+        Err(reason) => {
+            skip(&mut report, reason);
+            let shown = path.strip_prefix(root).unwrap_or(path);
+            report
+                .skipped_files
+                .push((shown.display().to_string(), reason.to_owned()));
+        }
     }
     (records, report)
 }

@@ -34,6 +34,8 @@ pub struct ReadReport {
     pub records: usize,
     /// Skipped lines by reason.
     pub skipped: BTreeMap<String, usize>,
+    /// Whole files skipped (relative path, reason), in path order.
+    pub skipped_files: Vec<(String, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -154,6 +154,14 @@ pub enum GenerateError {
         cap_s: f64,
         last: String,
     },
+    #[error(
+        "{url}: HTTP {status} redirect to {location}; codecal does not follow a redirected POST: set the base URL to where the server is"
+    )]
+    Redirected {
+        url: String,
+        status: u16,
+        location: String,
+    },
     #[error("{url}: the response is not the JSON an OpenAI-compatible server sends: {detail}")]
     Malformed { url: String, detail: String },
     #[error("{url}: the response has no log-probabilities (does the server support `logprobs`?)")]

@@ -119,7 +119,7 @@ pub fn check_base_url(url: &str) -> Result<(), OpenAiConfigError> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
-        .ok_or_else(|| OpenAiConfigError::BadUrl(url.to_owned()))?;
+        .ok_or_else(|| OpenAiConfigError::BadUrl(without_credentials(url)))?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host_port = authority.rsplit('@').next().unwrap_or_default();
     // An IPv6 literal keeps its colons inside brackets.
@@ -130,12 +130,30 @@ pub fn check_base_url(url: &str) -> Result<(), OpenAiConfigError> {
     if let Some((_, port)) = after_host.rsplit_once(':') {
         if !port.parse::<u16>().is_ok_and(|p| p > 0) {
             return Err(OpenAiConfigError::BadPort {
-                url: url.to_owned(),
+                url: without_credentials(url),
                 port: port.to_owned(),
             });
         }
     }
     Ok(())
+}
+
+/// The `user:password@` part of a URL's authority, if it has one.
+fn url_credentials(url: &str) -> Option<&str> {
+    let start = url.find("://")? + 3;
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let at = url[start..authority_end].rfind('@')? + start;
+    Some(&url[start..=at])
+}
+
+/// `url` without its `user:password@`, for messages.
+pub fn without_credentials(url: &str) -> String {
+    match url_credentials(url) {
+        Some(userinfo) => url.replacen(userinfo, "", 1),
+        None => url.to_owned(),
+    }
 }
 
 impl OpenAiBackend {
@@ -153,6 +171,9 @@ impl OpenAiBackend {
         };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // A redirected POST would be re-sent (or turned into a GET)
+            // somewhere the config never named: refused below instead.
+            .max_redirects(0)
             .timeout_global(Some(config.timeout))
             .build()
             .into();
@@ -171,12 +192,17 @@ impl OpenAiBackend {
         format!("{}/{path}", self.config.base_url)
     }
 
-    /// Removes the API key from text that may be shown.
+    /// Removes the API key and any credentials of the base URL from text
+    /// that may be shown.
     fn scrub(&self, text: &str) -> String {
-        match &self.api_key {
+        let mut text = match &self.api_key {
             Some(key) => text.replace(key.as_str(), "[api key]"),
             None => text.to_owned(),
+        };
+        if let Some(userinfo) = url_credentials(&self.config.base_url) {
+            text = text.replace(userinfo, "[credentials]");
         }
+        text
     }
 
     /// One attempt: the parsed answer, or whether and when to try again.
@@ -190,6 +216,18 @@ impl OpenAiBackend {
             Err(e) => return Attempt::Retry(self.scrub(&e.to_string()), None),
         };
         let status = response.status().as_u16();
+        if (300..400).contains(&status) {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("(no Location header)");
+            return Attempt::Done(Box::new(Err(GenerateError::Redirected {
+                url: without_credentials(url),
+                status,
+                location: self.scrub(&without_credentials(location)),
+            })));
+        }
         let retry_after = response
             .headers()
             .get("retry-after")
@@ -202,7 +240,7 @@ impl OpenAiBackend {
         match status {
             200..=299 => Attempt::Done(Box::new(serde_json::from_str(&text).map_err(|e| {
                 GenerateError::Malformed {
-                    url: url.to_owned(),
+                    url: without_credentials(url),
                     detail: e.to_string(),
                 }
             }))),
@@ -215,7 +253,7 @@ impl OpenAiBackend {
                 None,
             ),
             _ => Attempt::Done(Box::new(Err(GenerateError::Status {
-                url: url.to_owned(),
+                url: without_credentials(url),
                 status,
                 message: self.scrub(&snippet(&text)),
             }))),
@@ -260,6 +298,7 @@ impl Backend for OpenAiBackend {
 
     fn generate(&self, prompt: &Prompt, params: &Params) -> Result<Generation, GenerateError> {
         let url = self.url(prompt);
+        let shown = without_credentials(&url);
         let mut body = request_body(&self.config.model, prompt, params);
         for (field, value) in &self.config.extra_body {
             body[field] = value.clone();
@@ -277,14 +316,14 @@ impl Backend for OpenAiBackend {
                 Attempt::Done(result) => {
                     let value = (*result)?;
                     let generation =
-                        parse_response(&url, prompt, &value, self.config.require_logprobs)?;
+                        parse_response(&shown, prompt, &value, self.config.require_logprobs)?;
                     return Ok(cut_at_stop(generation, params));
                 }
                 Attempt::Retry(reason, retry_after) => {
                     last = reason;
                     if let Some(asked) = retry_after.filter(|d| *d > self.config.retry_max) {
                         return Err(GenerateError::WaitRefused {
-                            url,
+                            url: shown,
                             asked_s: asked.as_secs_f64(),
                             cap_s: self.config.retry_max.as_secs_f64(),
                             last,
@@ -299,7 +338,7 @@ impl Backend for OpenAiBackend {
             }
         }
         Err(GenerateError::RetriesExhausted {
-            url,
+            url: shown,
             attempts: self.config.max_retries + 1,
             waited_s: waited.as_secs_f64(),
             last,

@@ -86,6 +86,9 @@ pub fn run(
             if !id.model_sha256.is_empty() {
                 out["model_sha256"] = json!(id.model_sha256);
             }
+            if !tokens_join_to_text(&answer.generation) {
+                out["token_text_mismatch"] = json!(true);
+            }
             for (key, value) in &row.fields {
                 // `out` is the json! object literal built just above.
                 out.as_object_mut()
@@ -96,6 +99,20 @@ pub fn run(
             out
         })
         .collect())
+}
+
+/// Whether the reply's token texts, joined, are its text (vacuously, when
+/// it came without tokens). A server whose tokens do not join (byte pieces
+/// shown as escapes, a detokeniser that trims) gives measures over tokens
+/// that are not the text; the row is flagged and `generate` counts them.
+pub fn tokens_join_to_text(generation: &crate::generate::Generation) -> bool {
+    generation.tokens.is_empty()
+        || generation
+            .tokens
+            .iter()
+            .map(|t| t.token.as_str())
+            .collect::<String>()
+            == generation.text
 }
 
 fn reflective_for(

@@ -31,7 +31,9 @@ use serde::{Deserialize, Serialize};
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, RunConfig};
 pub use generation::open_backend;
-pub use own_code::{OwnCodeOptions, TrustedSummary, default_calibrator, summarize_own_code};
+pub use own_code::{
+    OwnCodeOptions, OwnCodeOutcome, TrustedSummary, default_calibrator, summarize_own_code,
+};
 
 /// The embedded default: the local Python standard library, SmolLM2, MiniLM.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");

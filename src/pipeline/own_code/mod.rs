@@ -70,7 +70,7 @@ pub fn summarize_own_code(
     config: &RunConfig,
     options: &OwnCodeOptions,
     on_progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<TrustedSummary>, PipelineError> {
+) -> Result<OwnCodeOutcome, PipelineError> {
     let stage = "summarize";
     let backend_config = config
         .backends
@@ -88,7 +88,7 @@ pub fn summarize_own_code(
         &template_text,
         &params,
     )?;
-    let (functions, _) = mine_tree(
+    let (functions, mined) = mine_tree(
         &options.root,
         MineOptions {
             language: options.language,
@@ -165,7 +165,18 @@ pub fn summarize_own_code(
         })
         .collect();
     write_outputs(&options.out, &summaries)?;
-    Ok(summaries)
+    Ok(OwnCodeOutcome {
+        summaries,
+        skipped_files: mined.skipped_files,
+    })
+}
+
+/// What `summarize_own_code` did: each function's trusted summary, and the
+/// source files it could not read (relative path, reason).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnCodeOutcome {
+    pub summaries: Vec<TrustedSummary>,
+    pub skipped_files: Vec<(String, String)>,
 }
 
 /// Where `codecal run` with `config` leaves the calibrator that fits a
