@@ -72,10 +72,34 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     exit_on_write_errors();
-    match run(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_exit(&err),
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("codecal: error: {}", one_line(&err));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints clap's help, version or usage error as clap would, but checks the
+/// write: `codecal --help > /dev/full` fails with status 1, as every other
+/// failed write does.
+fn clap_exit(err: &clap::Error) -> ExitCode {
+    use std::io::Write;
+    let text = err.render().to_string();
+    if err.use_stderr() {
+        let _ = write!(std::io::stderr(), "{text}");
+        return ExitCode::from(2);
+    }
+    let mut stdout = std::io::stdout();
+    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("codecal: error: cannot write to standard output: {e}");
             ExitCode::FAILURE
         }
     }

@@ -1099,6 +1099,22 @@ fn a_full_stdout_is_a_clear_error_not_a_panic() {
         last.starts_with("codecal: error: cannot write to standard output: "),
         "{stderr}"
     );
+    // clap's own help goes through the same check.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["judge", "--help"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{message}");
+    assert!(
+        message.contains("cannot write to standard output"),
+        "{message}"
+    );
 }
 
 /// Issue "hardening, second round": tables, calibrators and run reports are

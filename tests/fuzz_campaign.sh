@@ -8,7 +8,8 @@
 #
 # Prints (and writes to target/fuzz-campaign/summary.txt) the minutes run,
 # the seeds tried, the inputs tried (targets x cases x seeds) and the crashes;
-# each crash's output is kept as target/fuzz-campaign/crash-SEED.txt. Exits
+# each crash's output is kept as target/fuzz-campaign/crash-SEED.txt. Each
+# seed also runs codecal's printing subcommands with stdout on /dev/full. Exits
 # non-zero if anything crashed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,23 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "fuzz_readers":
         print(m["executable"])')
 cp "$binary" "$out/fuzz_readers"
+cargo build --release --quiet
+cp target/release/codecal "$out/codecal"
+# Every subcommand that prints, with its stdout on /dev/full: a write error
+# must end the program with a one-line message and status 1, never a panic.
+full_writes=0
+stdout_full() {
+    local fixture=tests/fixtures/calibration_small.csv
+    for args in "calibrate $fixture --bootstrap 0 --json" "calibrate $fixture --bootstrap $1" \
+        "judge --help" "apply --calibrator $out/c.json $fixture"; do
+        # shellcheck disable=SC2086
+        "$out/codecal" $args >/dev/full 2>"$out/last-full.txt" && return 1
+        grep -q panicked "$out/last-full.txt" && return 1
+        [[ $(wc -l <"$out/last-full.txt") -le 1 ]] || return 1
+        full_writes=$((full_writes + 1))
+    done
+}
+"$out/codecal" calibrate tests/fixtures/calibration_small.csv --bootstrap 0 --save "$out/c.json" >/dev/null
 targets=$("$out/fuzz_readers" --list 2>/dev/null | grep -c ': test$')
 start=$(date +%s)
 deadline=$((start + minutes * 60))
@@ -43,10 +61,15 @@ while (($(date +%s) < deadline)); do
         cp "$out/last-reval.txt" "$out/crash-reval-$seed.txt"
         echo "REval parser crash with seed $seed: $out/crash-reval-$seed.txt"
     fi
+    if ! stdout_full $((seed % 50)); then
+        crashes=$((crashes + 1))
+        cp "$out/last-full.txt" "$out/crash-full-$seed.txt"
+        echo "stdout write error not handled (seed $seed): $out/crash-full-$seed.txt"
+    fi
     seeds=$((seeds + 1))
     seed=$((seed + 1))
 done
 elapsed=$(($(date +%s) - start))
-summary="fuzz campaign: $((elapsed / 60)) min $((elapsed % 60)) s, $targets targets, $seeds seeds x $cases cases = $((targets * seeds * cases)) inputs, and $((seeds * cases * 4)) mutated REval replies, $crashes crashes ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
+summary="fuzz campaign: $((elapsed / 60)) min $((elapsed % 60)) s, $targets targets, $seeds seeds x $cases cases = $((targets * seeds * cases)) inputs, $((seeds * cases * 4)) mutated REval replies and $full_writes runs with stdout on /dev/full, $crashes crashes ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores)"
 echo "$summary" | tee "$out/summary.txt"
 ((crashes == 0))

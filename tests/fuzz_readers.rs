@@ -3,8 +3,11 @@
 //! value or an error, never a panic. Covered: CSV and JSONL tables, run
 //! configs (TOML), calibrator files (JSON), CodeXGLUE records, rating files
 //! (seeded with the Haque et al. ratings in `../shared/data`), thresholds
-//! TOML, OpenAI-compatible responses, answer extraction for every task, and
-//! the miner on mutated real Python and Java source.
+//! TOML, OpenAI-compatible responses, answer extraction for every task, the
+//! miner on mutated real Python and Java source, calibrator semantics
+//! (extreme values anywhere in a calibrator with per-group cutoffs), run
+//! report files (report.json rebuilt into report.md and report.html) and
+//! `Retry-After` values.
 //!
 //! `CODECAL_FUZZ_CASES` (default 150 per target) and `CODECAL_FUZZ_SEED`
 //! (default 7) turn the same targets into a longer campaign:
@@ -109,6 +112,45 @@ proptest! {
                     let _ = calibrator.apply(p, cutoff);
                 }
             }
+        }
+    }
+
+    /// Calibrator semantics: a number anywhere in a calibrator with
+    /// per-group cutoffs replaced by an extreme value must be refused or
+    /// applied, never panic.
+    #[test]
+    fn calibrator_values_never_panic(picks in prop::collection::vec((any::<u16>(), 0..EXTREMES.len()), 1..6)) {
+        let mut value: serde_json::Value = serde_json::from_str(grouped_calibrator_seed()).unwrap();
+        let mut leaves = Vec::new();
+        number_pointers(&value, String::new(), &mut leaves);
+        for (at, extreme) in picks {
+            let pointer = &leaves[usize::from(at) % leaves.len()];
+            *value.pointer_mut(pointer).unwrap() = EXTREMES[extreme].clone();
+        }
+        if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &value.to_string()) {
+            for group in [None, Some("java"), Some("python"), Some("cobol")] {
+                if let Ok((accept, reject)) = calibrator.cutoffs_for(None, group) {
+                    for p in [0.0, 0.3, 1.0] {
+                        let _ = calibrator.apply_with(p, &accept, reject.as_ref());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A run's report.json, mutated, rebuilt into report.md and report.html.
+    #[test]
+    fn report_files_never_panic(text in mutated(report_seed().into_bytes())) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("report.json"), &text).unwrap();
+        let _ = codecal::report::run::rebuild(dir.path());
+    }
+
+    #[test]
+    fn retry_after_never_panics(text in "\\PC{0,40}", digits in "[0-9]{0,400}") {
+        let now = std::time::SystemTime::now();
+        for value in [text.as_str(), digits.as_str()] {
+            let _ = codecal::generate::openai::parse_retry_after(value, now);
         }
     }
 
@@ -268,6 +310,115 @@ fn prefix_lines(path: &Path, lines: usize) -> Option<Vec<u8>> {
         .nth(lines)
         .map_or(text.len(), |(i, _)| i + 1);
     Some(text[..end].to_vec())
+}
+
+/// Values that break assumptions: out of range, huge, negative, the wrong type.
+static EXTREMES: std::sync::LazyLock<Vec<serde_json::Value>> = std::sync::LazyLock::new(|| {
+    serde_json::from_str("[-1, 0, 1, 1.5, 1e308, -1e308, 4294967296, -0.0, null, \"x\", [], {}]")
+        .unwrap()
+});
+
+/// JSON pointers to every number in `value`.
+fn number_pointers(value: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Number(_) => out.push(at),
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                number_pointers(item, format!("{at}/{i}"), out);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (key, item) in map {
+                number_pointers(item, format!("{at}/{key}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A calibrator with per-group cutoffs (java, python), made once.
+fn grouped_calibrator_seed() -> &'static str {
+    static SEED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| {
+        let mut calibrator: Calibrator =
+            serde_json::from_str(calibrator_seed()).expect("the seed calibrator");
+        let confidence: Vec<f64> = (0..400).map(|i| f64::from(i % 100) / 100.0).collect();
+        let correct: Vec<bool> = (0..400).map(|i| i % 100 > 30 + i % 7).collect();
+        let groups: Vec<String> = (0..400)
+            .map(|i| if i % 3 == 0 { "java" } else { "python" }.to_owned())
+            .collect();
+        calibrator.cutoffs = codecal::calibrate::CutoffParams {
+            reject_precision: Some(0.8),
+            ..Default::default()
+        }
+        .fit_by_group("language", &confidence, &correct, &groups)
+        .unwrap();
+        calibrator.to_json()
+    })
+}
+
+/// A small run report as report.json, made once.
+fn report_seed() -> String {
+    use codecal::report::run::{
+        BarView, CellItem, CellView, ItemText, ItemView, REPORT_FORMAT, ReportTable, RunHeader,
+        RunReport, Section,
+    };
+    let items = (0..4)
+        .map(|i| ItemView {
+            id: format!("item-{i}"),
+            model: "m".into(),
+            group: "repo".into(),
+            texts: vec![ItemText {
+                label: "code".into(),
+                text: format!("def f{i}():\n    return <b>{i}</b>\n"),
+                code: true,
+            }],
+            numbers: vec![("similarity".into(), 0.5)],
+            labels: vec![("verdict".into(), "<pass>".into())],
+            headline: format!("summary {i} & more"),
+        })
+        .collect();
+    let report = RunReport {
+        format: REPORT_FORMAT,
+        title: "codecal run: fuzz".into(),
+        intro: "A [link](x.svg) and `code`.".into(),
+        header: RunHeader::default(),
+        tables: vec![ReportTable {
+            file: "t".into(),
+            title: "T".into(),
+            header: vec!["a".into(), "b".into()],
+            rows: vec![vec!["1".into(), "<i>2</i>".into()]],
+        }],
+        notes: vec!["note".into()],
+        sections: vec![Section {
+            heading: "S".into(),
+            body: "- one\n- two".into(),
+        }],
+        items,
+        cells: vec![CellView {
+            key_names: vec!["model".into()],
+            key: vec!["m".into()],
+            figures: "calibration/m".into(),
+            raw_bars: vec![BarView {
+                lo: 0.0,
+                hi: 0.5,
+                count: 2.0,
+                accuracy: 0.5,
+            }],
+            rescaled_bars: None,
+            items: (0..4)
+                .map(|i| CellItem {
+                    item: i,
+                    raw: 0.2 * i as f64,
+                    rescaled: None,
+                    correct: i % 2 == 0,
+                    raw_bar: Some(0),
+                    rescaled_bar: None,
+                })
+                .collect(),
+        }],
+    };
+    serde_json::to_string(&report).unwrap()
 }
 
 /// A real calibrator file, from the small fixture (made once for every case).

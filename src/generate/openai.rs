@@ -553,7 +553,7 @@ fn chat_tokens(content: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
 /// `Duration` is `Duration::MAX`, which any `--max-wait` refuses) or an
 /// HTTP-date, counted from `now` (a date past is no wait). `None` for
 /// anything else.
-fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<f64>() {
         if seconds.is_nan() {
