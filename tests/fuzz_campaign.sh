@@ -28,16 +28,18 @@ cp "$binary" "$out/fuzz_readers"
 cargo build --release --quiet
 cp target/release/codecal "$out/codecal"
 # Every subcommand that prints, with its stdout on /dev/full: a write error
-# must end the program with a one-line message and status 1, never a panic.
+# must end the program with its one-line error and status 1, never a panic.
 full_writes=0
 stdout_full() {
     local fixture=tests/fixtures/calibration_small.csv
     for args in "calibrate $fixture --bootstrap 0 --json" "calibrate $fixture --bootstrap $1" \
         "judge --help" "apply --calibrator $out/c.json $fixture"; do
         # shellcheck disable=SC2086
-        "$out/codecal" $args >/dev/full 2>"$out/last-full.txt" && return 1
+        local status=0
+        "$out/codecal" $args >/dev/full 2>"$out/last-full.txt" || status=$?
+        ((status == 1)) || return 1
         grep -q panicked "$out/last-full.txt" && return 1
-        [[ $(wc -l <"$out/last-full.txt") -le 1 ]] || return 1
+        grep -q "^codecal: error: cannot write to standard output" "$out/last-full.txt" || return 1
         full_writes=$((full_writes + 1))
     done
 }
