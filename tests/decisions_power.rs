@@ -24,6 +24,25 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `calibrate ITEMS --target-precision 0.9 --bootstrap 0 --save SAVED EXTRA...`,
+/// which must succeed.
+fn calibrate_at_90(items: &Path, saved: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "calibrate",
+        items.to_str().unwrap(),
+        "--target-precision",
+        "0.9",
+        "--bootstrap",
+        "0",
+        "--save",
+        saved.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let out = codecal(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
 fn params(procedure: Procedure) -> CutoffParams {
     CutoffParams {
         target_precisions: vec![0.9],
@@ -133,24 +152,11 @@ fn apply_accepts_exactly_what_calibrate_counted() {
     let dir = tempfile::tempdir().unwrap();
     let items = dir.path().join("items.csv");
     write_items(&items, 6_000, 5);
-    let items = items.to_str().unwrap();
     for by in [None, Some("language")] {
         let saved = dir.path().join("c.json");
-        let mut args = vec![
-            "calibrate",
-            items,
-            "--target-precision",
-            "0.9",
-            "--bootstrap",
-            "0",
-            "--save",
-        ];
-        args.push(saved.to_str().unwrap());
-        if let Some(column) = by {
-            args.extend(["--by", column]);
-        }
-        let out = codecal(&args);
-        assert!(out.status.success(), "{}", stderr(&out));
+        let extra: Vec<&str> = by.into_iter().flat_map(|c| ["--by", c]).collect();
+        calibrate_at_90(&items, &saved, &extra);
+        let items = items.to_str().unwrap();
         let calibrator = Calibrator::load(&saved).unwrap();
         assert_eq!(calibrator.cutoffs_on, "raw");
         let decided = dir.path().join("decided.csv");
@@ -196,19 +202,7 @@ fn per_group_cutoffs_say_when_a_group_is_too_small_and_need_their_column() {
     }
     std::fs::write(&items, &text).unwrap();
     let saved = dir.path().join("c.json");
-    let out = codecal(&[
-        "calibrate",
-        items.to_str().unwrap(),
-        "--target-precision",
-        "0.9",
-        "--by",
-        "repo",
-        "--bootstrap",
-        "0",
-        "--save",
-        saved.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = calibrate_at_90(&items, &saved, &["--by", "repo"]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         report.contains("| tiny (30 items) | 0.9 | none |"),
@@ -313,17 +307,7 @@ fn monitor_raises_the_alarm_after_a_drop_and_refuses_other_measures_and_models()
     let items = dir.path().join("items.csv");
     write_items(&items, 6_000, 5);
     let saved = dir.path().join("c.json");
-    let out = codecal(&[
-        "calibrate",
-        items.to_str().unwrap(),
-        "--target-precision",
-        "0.9",
-        "--bootstrap",
-        "0",
-        "--save",
-        saved.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    calibrate_at_90(&items, &saved, &[]);
     let saved = saved.to_str().unwrap();
     let stream = |name: &str, drop_at: usize| {
         let path = dir.path().join(name);

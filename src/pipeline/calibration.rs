@@ -16,7 +16,7 @@ use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::cutoffs::{Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
-    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator,
+    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
     CutoffParams, Provenance,
 };
 use crate::digest::sha256_hex;
@@ -410,8 +410,9 @@ pub(crate) fn subgroup_rows(
     worst_only: &[(&str, Vec<String>)],
     data: &CalibrationData,
     report: &CalibrationReport,
-    bins: BinSpec,
+    options: &CalibrateOptions,
 ) -> Vec<Vec<String>> {
+    let bins = options.bins;
     let rescaled = report
         .rescaled
         .is_some()
@@ -420,7 +421,7 @@ pub(crate) fn subgroup_rows(
         v.filter(|v| v.is_finite())
             .map_or("-".to_owned(), |v| format!("{v:.3}"))
     };
-    let row = |grouping: &str, label: String, g: &GroupRow| {
+    let row = |grouping: &str, label: String, g: &GroupRow, accept: Option<&Cutoff>| {
         let mut cells = key.to_vec();
         cells.extend([
             grouping.to_owned(),
@@ -431,12 +432,36 @@ pub(crate) fn subgroup_rows(
             number(Some(g.raw.smooth_ece)),
             number(g.rescaled.map(|r| r.smooth_ece)),
             number(g.rescaled.and_then(|r| r.skill_score)),
+            accept
+                .and_then(|c| c.cutoff)
+                .map_or("none".to_owned(), |t| format!("{t:.2}")),
+            accept.map_or("-".to_owned(), |c| format!("{:.3}", c.coverage)),
         ]);
         cells
+    };
+    // Each group's own accept cutoff (Mondrian) at the first target, on the
+    // raw confidence, with its own guarantee at δ; shown, not saved.
+    let own_cutoffs = |grouping: &str, values: &[String]| {
+        let first = CutoffParams {
+            target_precisions: options
+                .cutoffs
+                .target_precisions
+                .iter()
+                .take(1)
+                .copied()
+                .collect(),
+            reject_precision: None,
+            ..options.cutoffs.with_seed(options.seed)
+        };
+        first
+            .fit_by_group(grouping, &data.confidence, &data.correct, values)
+            .ok()
+            .and_then(|c| c.groups)
     };
     let mut rows = Vec::new();
     for (grouping, values) in full {
         let groups = subgroups(grouping, values, data, rescaled, None, bins);
+        let own = own_cutoffs(grouping, values);
         for g in &groups.rows {
             let worst = groups.worst.as_deref() == Some(g.group.as_str());
             let label = if worst {
@@ -444,7 +469,11 @@ pub(crate) fn subgroup_rows(
             } else {
                 g.group.clone()
             };
-            rows.push(row(grouping, label, g));
+            let accept = own
+                .as_ref()
+                .and_then(|o| o.group(&g.group))
+                .and_then(|c| c.accept.first());
+            rows.push(row(grouping, label, g, accept));
         }
     }
     for (grouping, values) in worst_only {
@@ -455,7 +484,12 @@ pub(crate) fn subgroup_rows(
             .find(|g| groups.worst.as_deref() == Some(g.group.as_str()))
         {
             let label = format!("{} (worst of {})", g.group, groups.rows.len());
-            rows.push(row(grouping, label, g));
+            let own = own_cutoffs(grouping, values);
+            let accept = own
+                .as_ref()
+                .and_then(|o| o.group(&g.group))
+                .and_then(|c| c.accept.first());
+            rows.push(row(grouping, label, g, accept));
         }
     }
     rows
@@ -467,7 +501,9 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
         file: "subgroups",
         title: "Calibration by subgroup at the first operating point: is the model calibrated \
                 for every group or only on average? (worst = largest smooth ECE after the \
-                single rescaler)"
+                single rescaler; each group's own accept cutoff at the first target precision, \
+                chosen on its items alone with its own guarantee at δ, is shown, not saved: \
+                the cell's calibrator keeps the pooled cutoffs)"
             .into(),
         header: header(
             key,
@@ -480,6 +516,8 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
                 "raw smooth ECE",
                 "rescaled smooth ECE",
                 "rescaled skill",
+                "own accept cutoff (raw)",
+                "own coverage",
             ],
         ),
         rows,

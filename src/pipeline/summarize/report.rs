@@ -214,7 +214,7 @@ pub(crate) fn calibrate_and_report(
                             &[("repository", rows.iter().map(|i| i.repo.clone()).collect())],
                             &data,
                             &report,
-                            options.bins,
+                            &options,
                         ));
                     }
                     cells.push(Cell {
