@@ -411,8 +411,11 @@ fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
     verdict["correct"].as_bool().unwrap_or(false)
 }
 
-/// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p), reusing
-/// the run's own calibration where that already is `platt-p`.
+/// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p) as the
+/// paper fits it, by plain maximum likelihood: no L2 penalty, which would
+/// shrink the slope of a feature as small as a total probability (~1e-5)
+/// to zero (issue "fidelity, third pass", item 4). Reuses the run's own
+/// calibration where that already is an unpenalised `platt-p`.
 fn oyster_calibration(
     data: &CalibrationData,
     options: &CalibrateOptions,
@@ -421,20 +424,37 @@ fn oyster_calibration(
     label: &str,
     measure: &str,
 ) -> Result<CalibrationReport, PipelineError> {
-    if options.method == Method::PlattP {
+    if options.method == Method::PlattP && !options.penalty {
         return Ok(report.clone());
     }
     let platt_p = CalibrateOptions {
         method: Method::PlattP,
+        penalty: false,
         ..options.clone()
     };
-    calibrate_or_raw(
-        data,
-        &platt_p,
-        notes,
-        label,
-        &format!("{measure} (platt-p)"),
-    )
+    // Plain likelihood has no unique optimum for a confidence that does not
+    // vary (or separates the classes): then the penalised fit, said so. (A
+    // single-class cell's note comes from the cell's own calibration.)
+    match calibrate(data, &platt_p) {
+        Ok(report) => Ok(report),
+        Err(e) => {
+            notes.push(format!(
+                "{label} {measure}: Eq. 4 without a penalty has no unique fit ({e}); the \
+                 Oyster table uses scikit-learn's C = 1 for it"
+            ));
+            let penalised = CalibrateOptions {
+                penalty: true,
+                ..platt_p
+            };
+            calibrate_or_raw(
+                data,
+                &penalised,
+                notes,
+                label,
+                &format!("{measure} (platt-p)"),
+            )
+        }
+    }
 }
 
 /// Every token measure by name over one answer's tokens.
@@ -727,7 +747,8 @@ fn write_tables(
         Named {
             file: "oyster",
             title: "Open the Oyster: ECE (Eq. 5), Brier and Performance Score (Eqs. 7-8), \
-                    raw and rescaled with Platt on p (Eq. 4)"
+                    raw and rescaled with Platt on p (Eq. 4, plain maximum likelihood, no \
+                    penalty)"
                 .into(),
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
@@ -760,4 +781,50 @@ fn write_tables(
         cells: cells.iter().map(|c| c.view.clone()).collect(),
     };
     write_report(config, dir, parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Rescaler;
+    use crate::calibrate::metrics::tests::fixture;
+
+    /// Eq. 4 is fitted without a penalty: scikit-learn's
+    /// LogisticRegression(penalty=None) on p gives slope 2.70815 and
+    /// intercept -1.60405 on the small fixture (`tests/sklearn_expected.py`),
+    /// and on p / 10^5 (a total probability's scale) the slope scales by 10^5,
+    /// where the default C = 1 would shrink it to nearly 0.
+    #[test]
+    fn the_oyster_table_fits_eq_4_without_a_penalty() {
+        for scale in [1.0, 1e-5] {
+            let f = fixture();
+            let data = CalibrationData {
+                confidence: f.confidence.iter().map(|p| p * scale).collect(),
+                correct: f.correct,
+                groups: Some(f.repo),
+                target: None,
+            };
+            let options = CalibrateOptions {
+                bootstrap: 0,
+                ..CalibrateOptions::default()
+            };
+            let report = calibrate(&data, &options).unwrap();
+            let oyster =
+                oyster_calibration(&data, &options, &report, &mut Vec::new(), "m", "p").unwrap();
+            let Some(Rescaler::Logistic(fit)) = oyster.final_fit else {
+                panic!("no logistic fit")
+            };
+            let slope = 2.7081472808551674 / scale;
+            assert!(
+                (fit.slope - slope).abs() <= 1e-6 * slope,
+                "{} vs {slope}",
+                fit.slope
+            );
+            assert!(
+                (fit.intercept + 1.604047749613074).abs() <= 1e-6,
+                "{}",
+                fit.intercept
+            );
+        }
+    }
 }
