@@ -22,6 +22,38 @@ fn backend(server: &Server) -> OpenAiBackend {
     OpenAiBackend::new(config).unwrap()
 }
 
+/// `codecal generate` against `server` on `tests/fixtures/prompts_small.jsonl`
+/// with `extra` flags, which must succeed: its output and its rows.
+fn generate_small(
+    server: &Server,
+    extra: &[&str],
+) -> (std::process::Output, Vec<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["generate", "--backend", "openai", "--model", "m"])
+        .args(["--base-url", &server.base_url, "--retry-base-ms", "10"])
+        .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
+        .args(extra)
+        .arg("--out")
+        .arg(&out)
+        .arg("--cache")
+        .arg(dir.path().join("cache.sqlite"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output, rows)
+}
+
 fn completion_prompt() -> Prompt {
     Prompt::Completion("int f() { return 1; }\nComment:".into())
 }
@@ -275,35 +307,17 @@ fn generate_command_writes_measures_and_reflective_answers() {
             ok_completion()
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.jsonl");
-    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
-        .args(["generate", "--backend", "openai", "--model", "m"])
-        .args(["--base-url", &server.base_url, "--retry-base-ms", "10"])
-        .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
-        .args([
+    let (output, rows) = generate_small(
+        &server,
+        &[
             "--reflective",
             "ask-true",
             "--reflective",
             "verbalized-probability",
-        ])
-        .args(["--first-k", "1"])
-        .arg("--out")
-        .arg(&out)
-        .arg("--cache")
-        .arg(dir.path().join("cache.sqlite"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+            "--first-k",
+            "1",
+        ],
     );
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let first = &rows[0];
     assert_eq!(first["id"], "p1");
     assert_eq!(
@@ -481,28 +495,7 @@ fn replies_whose_tokens_do_not_join_to_their_text_are_flagged_and_counted() {
         }
         json(200, &reply)
     });
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.jsonl");
-    let output = Command::new(env!("CARGO_BIN_EXE_codecal"))
-        .args(["generate", "--backend", "openai", "--model", "m"])
-        .args(["--base-url", &server.base_url, "--retry-base-ms", "10"])
-        .args(["--prompts", "tests/fixtures/prompts_small.jsonl"])
-        .arg("--out")
-        .arg(&out)
-        .arg("--cache")
-        .arg(dir.path().join("cache.sqlite"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (output, rows) = generate_small(&server, &[]);
     let flagged = rows
         .iter()
         .filter(|r| r["token_text_mismatch"] == true)
