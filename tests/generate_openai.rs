@@ -307,7 +307,7 @@ fn generate_command_writes_measures_and_reflective_answers() {
             ok_completion()
         }
     });
-    let (output, rows) = generate_small(
+    let (_, rows) = generate_small(
         &server,
         &[
             "--reflective",
