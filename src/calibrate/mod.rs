@@ -502,6 +502,36 @@ mod tests {
     use super::*;
     use crate::calibrate::metrics::tests::fixture;
 
+    /// Issue "fidelity, third pass", item 5: items repeated within their
+    /// group are not new evidence. Repeating every item 5 times narrows an
+    /// item bootstrap's Brier interval, but not a group bootstrap's, which
+    /// then is the wider of the two.
+    #[test]
+    fn duplicates_within_groups_widen_the_group_interval_over_the_item_one() {
+        let f = fixture();
+        let repeat = |v: &[f64]| v.iter().flat_map(|&x| [x; 5]).collect::<Vec<_>>();
+        let data = CalibrationData {
+            confidence: repeat(&f.confidence),
+            correct: f.correct.iter().flat_map(|&y| [y; 5]).collect(),
+            groups: Some(f.repo.iter().flat_map(|g| vec![g.clone(); 5]).collect()),
+            target: None,
+        };
+        let width = |by_group: bool, data: &CalibrationData| {
+            let options = CalibrateOptions {
+                method: Method::None,
+                bootstrap: 2000,
+                bootstrap_by_group: by_group,
+                ..CalibrateOptions::default()
+            };
+            let report = calibrate(data, &options).unwrap();
+            let [lo, hi] = report.raw.ci["brier"].unwrap();
+            hi - lo
+        };
+        let (item, group) = (width(false, &data), width(true, &data));
+        println!("Brier interval width, 5 copies of each item: items {item:.4}, groups {group:.4}");
+        assert!(group > 1.5 * item, "group {group} vs item {item}");
+    }
+
     fn fixture_data() -> CalibrationData {
         let f = fixture();
         CalibrationData {

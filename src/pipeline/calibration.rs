@@ -39,7 +39,11 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             binning: Binning::EqualWidth,
         },
         bootstrap: config.calibration.bootstrap,
-        bootstrap_by_group: false,
+        // Resample whole groups (repositories, problems, neighbourhoods): items
+        // of one group are not independent, and an item bootstrap would
+        // narrow the intervals for every duplicate (issue "fidelity, third
+        // pass", item 5). Every cell of a run carries its groups.
+        bootstrap_by_group: true,
         seed: config.calibration.seed,
         cutoffs: CutoffParams {
             target_precisions: config.calibration.target_precision.clone(),
@@ -521,5 +525,19 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
             ],
         ),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue "fidelity, third pass", item 5: a run's intervals resample whole
+    /// groups (repositories, problems, neighbourhoods), not items.
+    #[test]
+    fn a_run_bootstraps_by_group() {
+        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml");
+        let config = RunConfig::read(Path::new(default)).unwrap();
+        assert!(calibrate_options(&config).unwrap().bootstrap_by_group);
     }
 }

@@ -530,7 +530,7 @@ fn write_tables(
     tables.push(decision_table(&cell_key, &decision_rows));
     let intro = format!(
         "Correct means {metric} above the threshold of `{}`. Intervals are 95% percentile \
-         bootstrap ({} resamples). ‡ marks bucket collapse (rescaled skill score below 0.05: \
+         bootstrap ({} resamples) over whole repositories, never single functions. ‡ marks bucket collapse (rescaled skill score below 0.05: \
          the rescaled ECE says little).\n\n{}",
         config.scoring.thresholds.display(),
         config.calibration.bootstrap,

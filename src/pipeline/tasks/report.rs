@@ -761,7 +761,8 @@ fn write_tables(
     let intro = format!(
         "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
          Cross-validation folds never split one problem's answers. Intervals are 95% \
-         percentile bootstrap ({} resamples).\n\n{size}",
+         percentile bootstrap ({} resamples) over whole problems (the folds' groups: a \
+         REval program, a Turbulence neighbourhood), never single answers.\n\n{size}",
         config.task, config.calibration.bootstrap
     );
     let tables = write_all(dir, &tables)?;
