@@ -56,21 +56,23 @@ impl Procedure {
     pub fn guarantee(self) -> &'static str {
         match self {
             Procedure::FixedSequence => {
-                "fixed sequence over cutoffs 1, 0.99, ..., 0 (strictest first, passing over \
-                 cutoffs with too few items for the test to have even odds against half the \
-                 allowed error rate, stopping at the first failure): with probability 1 − δ over the calibration items, every cutoff \
-                 it passes has a mistake rate at most 1 − target"
+                "fixed sequence over cutoffs 1, 0.99, ..., 0 and the confidences' 1% \
+                 quantiles (strictest first, passing over cutoffs with too few items for the \
+                 test to have even odds against half the allowed error rate, stopping at the \
+                 first failure): with probability 1 − δ over the calibration items, every \
+                 cutoff it passes has a mistake rate at most 1 − target"
             }
             Procedure::SplitFixedSequence => {
-                "split fixed sequence (a seeded 30% of the items orders the cutoffs 1, 0.99, ..., \
-                 0 by how surely each would pass; the other 70% tests them in that order, stopping \
-                 at the first failure): with probability 1 − δ over the tested items, every cutoff \
-                 it passes has a mistake rate at most 1 − target"
+                "split fixed sequence (a seeded 30% of the items orders the cutoffs 1, 0.99, \
+                 ..., 0 and the 1% quantiles by how surely each would pass; the other 70% tests \
+                 them in that order, stopping at the first failure): with probability 1 − δ \
+                 over the tested items, every cutoff it passes has a mistake rate at most \
+                 1 − target"
             }
             Procedure::Holm => {
-                "Bonferroni–Holm over cutoffs 1, 0.95, ..., 0 (no order, no stop at a dip): with \
-                 probability 1 − δ over the calibration items, every cutoff it rejects has a \
-                 mistake rate at most 1 − target, simultaneously"
+                "Bonferroni–Holm over cutoffs 1, 0.95, ..., 0 and the 5% quantiles (no order, \
+                 no stop at a dip): with probability 1 − δ over the calibration items, every \
+                 cutoff it rejects has a mistake rate at most 1 − target, simultaneously"
             }
         }
     }
