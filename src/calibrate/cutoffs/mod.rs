@@ -5,8 +5,9 @@
 //! accept cutoff is the loosest cutoff t such that, with probability at least
 //! 1 − δ over exchangeable calibration items, the error rate among items with
 //! confidence ≥ t is at most α. The candidates are fixed before any label is
-//! seen (steps of 1/`grid`, and the confidences' 1/`grid` quantiles); at each the null "error rate > α" is tested
-//! with the exact one-sided binomial p-value P(Binomial(n_t, α) ≤ k_t) for
+//! seen (steps of 1/`grid`, and the confidences' 1/`grid` quantiles); at each
+//! the null "error rate > α" is tested with the exact one-sided binomial
+//! p-value P(Binomial(n_t, α) ≤ k_t) for
 //! k_t errors among n_t accepted items, and a [`Procedure`] controls the
 //! family-wise error over the candidates. A candidate that accepts too few
 //! items for the test to have even odds of passing it when its true error
