@@ -71,15 +71,7 @@ pub fn apply_file(
     input: &Path,
     options: &ApplyOptions,
 ) -> Result<String, ApplyError> {
-    let measure = match &options.confidence {
-        Some(given) if *given != calibrator.measure => {
-            return Err(ApplyError::OtherMeasure {
-                given: given.clone(),
-                saved: calibrator.measure.clone(),
-            });
-        }
-        _ => calibrator.measure.clone(),
-    };
+    let measure = calibrator_measure(calibrator, options.confidence.as_deref())?;
     calibrator.accept_cutoff(options.target_precision)?;
     let table = Table::read(input, options.format)?;
     for column in ["calibrated", "decision"] {
@@ -110,6 +102,21 @@ pub fn apply_file(
     match format {
         Format::Jsonl => jsonl_with_decisions(input, &table, &decided),
         Format::Csv => csv_with_decisions(&table, &decided),
+    }
+}
+
+/// The calibrator's measure; a `--confidence` naming another is refused,
+/// because a rescaler fitted on one measure means nothing for another.
+pub fn calibrator_measure(
+    calibrator: &Calibrator,
+    given: Option<&str>,
+) -> Result<String, ApplyError> {
+    match given {
+        Some(given) if given != calibrator.measure => Err(ApplyError::OtherMeasure {
+            given: given.to_owned(),
+            saved: calibrator.measure.clone(),
+        }),
+        _ => Ok(calibrator.measure.clone()),
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::apply::{ApplyError, decide_rows, measure_values};
+use crate::apply::{ApplyError, calibrator_measure, decide_rows, measure_values};
 use crate::calibrate::Decision;
 use crate::calibrate::calibrator::Calibrator;
 use crate::calibrate::data::{DataError, label};
@@ -79,17 +79,7 @@ pub fn monitor_file(
     if !(options.delta > 0.0 && options.delta < 1.0) {
         return Err(MonitorError::Delta(options.delta));
     }
-    if let Some(given) = options
-        .confidence
-        .as_ref()
-        .filter(|c| **c != calibrator.measure)
-    {
-        return Err(ApplyError::OtherMeasure {
-            given: given.clone(),
-            saved: calibrator.measure.clone(),
-        }
-        .into());
-    }
+    let measure = calibrator_measure(calibrator, options.confidence.as_deref())?;
     let accept = calibrator
         .accept_cutoff(options.target_precision)
         .map_err(ApplyError::from)?;
@@ -99,7 +89,7 @@ pub fn monitor_file(
     }
     let table = Table::read(input, options.format).map_err(ApplyError::from)?;
     crate::apply::check_model(calibrator, &table)?;
-    let confidences = measure_values(&table, &calibrator.measure)?;
+    let confidences = measure_values(&table, &measure)?;
     let labels = table.column(&options.correct).map_err(ApplyError::from)?;
     let decided = decide_rows(calibrator, &table, &confidences, Some(target))?;
     let mut lines = Vec::new();

@@ -13,7 +13,7 @@ use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
-use crate::calibrate::cutoffs::{Procedure, fewest_to_pass};
+use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
@@ -473,11 +473,7 @@ pub(crate) fn subgroup_rows(
             } else {
                 g.group.clone()
             };
-            let accept = own
-                .as_ref()
-                .and_then(|o| o.group(&g.group))
-                .and_then(|c| c.accept.first());
-            rows.push(row(grouping, label, g, accept));
+            rows.push(row(grouping, label, g, first_accept(&own, &g.group)));
         }
     }
     for (grouping, values) in worst_only {
@@ -489,14 +485,15 @@ pub(crate) fn subgroup_rows(
         {
             let label = format!("{} (worst of {})", g.group, groups.rows.len());
             let own = own_cutoffs(grouping, values);
-            let accept = own
-                .as_ref()
-                .and_then(|o| o.group(&g.group))
-                .and_then(|c| c.accept.first());
-            rows.push(row(grouping, label, g, accept));
+            rows.push(row(grouping, label, g, first_accept(&own, &g.group)));
         }
     }
     rows
+}
+
+/// A group's own accept cutoff at the first target, where one was chosen.
+fn first_accept<'a>(own: &'a Option<ByGroup>, group: &str) -> Option<&'a Cutoff> {
+    own.as_ref()?.group(group)?.accept.first()
 }
 
 /// The run report's subgroup table.

@@ -224,23 +224,21 @@ impl CutoffParams {
             Procedure::FixedSequence => {
                 let tallies = procedures::tally(side, &fine, items);
                 procedures::fixed_sequence(&tallies, 0..tallies.len(), alpha, self.delta, fewest)
-                    .map(|c| (tallies[c.index].cutoff, c))
             }
             Procedure::Holm => {
                 let coarse = candidates(HOLM_STEPS.min(self.grid));
                 let tallies = procedures::tally(side, &coarse, items);
                 procedures::holm(&tallies, alpha, self.delta, fewest)
-                    .map(|c| (tallies[c.index].cutoff, c))
             }
             Procedure::SplitFixedSequence => procedures::split_fixed_sequence(
                 side, &fine, items, alpha, self.delta, self.seed, fewest,
-            )
-            .map(|c| (fine[c.index], c)),
+            ),
         };
-        let Some((cutoff, chosen)) = chosen else {
-            return Cutoff::none(target);
-        };
-        self.describe(side, target, cutoff, chosen, items)
+        match chosen {
+            // The tested tally is at the chosen cutoff, whichever items it counts.
+            Some(chosen) => self.describe(side, target, chosen.tested.cutoff, chosen, items),
+            None => Cutoff::none(target),
+        }
     }
 
     /// What the chosen cutoff does on every calibration item (the rule

@@ -146,9 +146,9 @@ impl Side {
             match self {
                 Side::Accept => cutoffs.push(sorted[n - count]),
                 Side::Reject => {
-                    if let Some(&above) =
-                        sorted[count - 1..].iter().find(|&&p| p > sorted[count - 1])
-                    {
+                    // The first value above the count-th lowest (sorted).
+                    let above = sorted.partition_point(|&p| p <= sorted[count - 1]);
+                    if let Some(&above) = sorted.get(above) {
                         cutoffs.push(above);
                     }
                 }
@@ -215,7 +215,7 @@ pub fn fewest_with_power(alpha: f64, delta: f64, fraction: f64) -> usize {
     let mut passing = None::<usize>;
     loop {
         // The most mistakes that still pass at n: non-decreasing in n.
-        let mut k = passing.map_or(0, |k| k);
+        let mut k = passing.unwrap_or(0);
         if binomial_cdf(k, n, alpha) > delta {
             passing = None;
         } else {
@@ -258,7 +258,7 @@ pub fn fixed_sequence(
         if p_value(&tally, alpha) > delta {
             break;
         }
-        if chosen.is_none_or(|c| tallies[c.index].decided < tally.decided) {
+        if chosen.is_none_or(|c| c.tested.decided < tally.decided) {
             chosen = Some(Chosen {
                 index,
                 tested: tally,
