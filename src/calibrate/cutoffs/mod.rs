@@ -33,9 +33,8 @@ pub mod simulation;
 use serde::{Deserialize, Serialize};
 
 use super::binomial::clopper_pearson_upper;
-pub use procedures::Procedure;
-use procedures::can_pass;
 use procedures::{Chosen, HOLM_STEPS, Side, Tally};
+pub use procedures::{Procedure, fewest_to_pass};
 
 /// Candidates deciding fewer items than give the exact test even odds
 /// against a mistake rate of this share of α are passed over.
@@ -290,28 +289,6 @@ impl CutoffParams {
     }
 }
 
-/// The fewest decided items, all correct, that pass the exact test at
-/// precision `target` and level `delta` (the walk passes over cutoffs with
-/// fewer): 11, 22 and 45 at 0.8, 0.9 and 0.95 with δ = 0.1.
-pub fn fewest_to_pass(target: f64, delta: f64) -> usize {
-    if target <= 0.0 || delta >= 1.0 {
-        return 1;
-    }
-    if target >= 1.0 || delta <= 0.0 {
-        return usize::MAX;
-    }
-    let alpha = 1.0 - target;
-    // The closed form, then settled on the walk's own test at the boundary.
-    let mut n = (delta.ln() / target.ln()).ceil().max(1.0) as usize;
-    while n > 1 && can_pass(n - 1, alpha, delta) {
-        n -= 1;
-    }
-    while !can_pass(n, alpha, delta) {
-        n += 1;
-    }
-    n
-}
-
 /// One chosen cutoff and what it did on the calibration items.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cutoff {
@@ -498,15 +475,6 @@ mod tests {
         let accept = &cutoffs.accept[0];
         assert!(accept.cutoff.is_some_and(|t| t <= 0.9), "{accept:?}");
         assert_eq!((accept.decided, accept.mistakes), (302, 16));
-    }
-
-    /// 0.9^22 = 0.098 ≤ 0.1 < 0.9^21 = 0.109.
-    #[test]
-    fn a_cutoff_needs_enough_correct_items_to_pass_the_exact_test() {
-        assert_eq!(fewest_to_pass(0.9, 0.1), 22);
-        assert_eq!(fewest_to_pass(0.8, 0.1), 11);
-        assert_eq!(fewest_to_pass(0.95, 0.1), 45);
-        assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
     }
 
     #[test]

@@ -231,6 +231,28 @@ pub fn fewest_with_power(alpha: f64, delta: f64, fraction: f64) -> usize {
     }
 }
 
+/// The fewest decided items, all correct, that pass the exact test at
+/// precision `target` and level `delta` (the walk passes over cutoffs with
+/// fewer): 11, 22 and 45 at 0.8, 0.9 and 0.95 with δ = 0.1.
+pub fn fewest_to_pass(target: f64, delta: f64) -> usize {
+    if target <= 0.0 || delta >= 1.0 {
+        return 1;
+    }
+    if target >= 1.0 || delta <= 0.0 {
+        return usize::MAX;
+    }
+    let alpha = 1.0 - target;
+    // The closed form, then settled on the walk's own test at the boundary.
+    let mut n = (delta.ln() / target.ln()).ceil().max(1.0) as usize;
+    while n > 1 && can_pass(n - 1, alpha, delta) {
+        n -= 1;
+    }
+    while !can_pass(n, alpha, delta) {
+        n += 1;
+    }
+    n
+}
+
 /// What a procedure chose: the index into the candidates, and the tally the
 /// guarantee was tested on (the test split's, for the split procedure).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -347,6 +369,15 @@ pub fn split_fixed_sequence(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 0.9^22 = 0.098 ≤ 0.1 < 0.9^21 = 0.109.
+    #[test]
+    fn a_cutoff_needs_enough_correct_items_to_pass_the_exact_test() {
+        assert_eq!(fewest_to_pass(0.9, 0.1), 22);
+        assert_eq!(fewest_to_pass(0.8, 0.1), 11);
+        assert_eq!(fewest_to_pass(0.95, 0.1), 45);
+        assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
+    }
 
     fn items(pairs: &[(f64, bool)]) -> Vec<(f64, bool)> {
         pairs.to_vec()
