@@ -340,6 +340,12 @@ impl<'a> Sample<'a> {
         (metrics, bins)
     }
 
+    /// The risk–coverage curve at every tie-run end (unweighted), from the
+    /// sample's one sort.
+    pub fn risk_coverage_curve(&self) -> Vec<selective::CurvePoint> {
+        selective::risk_coverage_curve_ordered(&self.by_confidence, self.confidence, self.correct)
+    }
+
     /// The non-empty bins of the reliability diagram under `weights`.
     pub fn reliability(&self, weights: Option<&[u32]>) -> Vec<Bin> {
         self.bins_of(self.bins.binning, weights)

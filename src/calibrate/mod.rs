@@ -30,7 +30,9 @@ use serde::Serialize;
 
 pub use bootstrap::{BootstrapSpec, Intervals};
 pub use calibrator::{Calibrator, CalibratorError, Provenance};
-pub use cutoffs::{Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision, Procedure};
+pub use cutoffs::{
+    Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision, Procedure, RankedItems,
+};
 pub use cv::{CvError, CvStrategy, Folds};
 pub use data::{CalibrationData, ColumnSpec, DataError, LabelSource};
 pub use metrics::{Bin, BinSpec, Binning, Metrics, Sample};
@@ -221,81 +223,48 @@ pub fn calibrate(
             if data.correct[0] { "correct" } else { "incorrect" }
         ));
     }
-    let out_of_fold = match (&params, single_class) {
-        (Some(params), false) => Some(rescale_out_of_fold(data, params, options)?),
-        _ => None,
-    };
-    let final_fit = match (&params, &out_of_fold) {
-        (Some(params), Some(_)) => Some(
-            params
-                .fit(&data.confidence, &data.correct)
-                .map_err(CalibrateError::FinalFit)?,
-        ),
-        _ => None,
-    };
-    // On the raw confidence, the one the deployed rule compares: the
-    // validated rule is the deployed rule, whatever the rescaler.
-    let mut cutoffs = options
-        .cutoffs
-        .with_seed(options.seed)
-        .fit(&data.confidence, &data.correct)?;
+    // The rescaler's side and the raw side share no work: on two cores
+    // each gets one.
+    let fitting = params.as_ref().filter(|_| !single_class);
+    let (rescaled_side, raw_side) = rayon::join(
+        || rescaled_side(data, fitting, options),
+        || raw_side(data, options),
+    );
+    let RescaledSide {
+        out_of_fold,
+        final_fit,
+        rescaled_items,
+        evaluated: mut rescaled,
+    } = rescaled_side?;
+    let RawSide {
+        sample: raw_sample,
+        evaluated: mut raw,
+        mut cutoffs,
+        other_procedures,
+    } = raw_side?;
     mark_calibrated_cutoffs(&mut cutoffs, final_fit.as_ref());
     let cutoffs_on = "raw";
-    let other_procedures = Procedure::ALL
-        .into_iter()
-        .filter(|&p| {
-            p != options.cutoffs.procedure && !options.cutoffs.target_precisions.is_empty()
-        })
-        .map(|procedure| {
-            CutoffParams {
-                procedure,
-                ..options.cutoffs.with_seed(options.seed)
-            }
-            .fit(&data.confidence, &data.correct)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let target = data.target.as_deref();
-    let raw_sample = Sample::new(&data.confidence, &data.correct, target, options.bins)
-        .with_smooth_ece(options.smooth_ece);
-    let all: Vec<usize> = (0..data.len()).collect();
-    let rescaled_parts = out_of_fold.as_ref().map(|oof| {
-        let correct: Vec<bool> = oof.items.iter().map(|&i| data.correct[i]).collect();
-        let target: Option<Vec<f64>> = target.map(|t| oof.items.iter().map(|&i| t[i]).collect());
-        (correct, target)
-    });
-    let rescaled_sample =
-        out_of_fold
+    if options.bootstrap > 0 {
+        let all: Vec<usize> = (0..data.len()).collect();
+        let rescaled_sample = out_of_fold
             .as_ref()
-            .zip(rescaled_parts.as_ref())
-            .map(|(oof, (correct, target))| {
-                Sample::new(&oof.confidence, correct, target.as_deref(), options.bins)
-                    .with_smooth_ece(options.smooth_ece)
-            });
-
-    let mut samples: Vec<(&Sample, &[usize])> = vec![(&raw_sample, &all)];
-    if let (Some(sample), Some(oof)) = (&rescaled_sample, &out_of_fold) {
-        samples.push((sample, &oof.items));
-    }
-    let mut intervals = if options.bootstrap > 0 {
+            .zip(rescaled_items.as_ref())
+            .map(|(oof, items)| items.sample(&oof.confidence, options));
+        let mut samples: Vec<(&Sample, &[usize])> = vec![(&raw_sample, &all)];
+        if let (Some(sample), Some(oof)) = (&rescaled_sample, &out_of_fold) {
+            samples.push((sample, &oof.items));
+        }
         let spec = BootstrapSpec {
             resamples: options.bootstrap,
             seed: options.seed,
             level: 0.95,
         };
-        bootstrap::intervals(&samples, &units.of_item, units.count, spec)
-    } else {
-        vec![BTreeMap::new(); samples.len()]
-    };
-
-    let evaluate = |sample: &Sample, ci: Intervals| {
-        let (metrics, bins) = sample.metrics_and_bins(None);
-        (Evaluation { metrics, ci }, bins)
-    };
-    let (rescaled, rescaled_bins) = rescaled_sample
-        .as_ref()
-        .map(|s| evaluate(s, intervals.pop().unwrap_or_default()))
-        .unzip();
-    let (raw, raw_bins) = evaluate(&raw_sample, intervals.pop().unwrap_or_default());
+        let mut intervals = bootstrap::intervals(&samples, &units.of_item, units.count, spec);
+        if let Some(r) = rescaled.as_mut() {
+            r.evaluation.ci = intervals.pop().unwrap_or_default();
+        }
+        raw.evaluation.ci = intervals.pop().unwrap_or_default();
+    }
     let untested_items = out_of_fold
         .as_ref()
         .map_or(0, |o| data.len() - o.items.len());
@@ -307,44 +276,31 @@ pub fn calibrate(
     }
     let bucket_collapse = rescaled
         .as_ref()
-        .and_then(|r| r.metrics.skill_score)
+        .and_then(|r| r.evaluation.metrics.skill_score)
         .is_some_and(|s| s < BUCKET_COLLAPSE_SKILL);
     if bucket_collapse {
         warnings.push(format!(
             "bucket collapse: the rescaled skill score is below {BUCKET_COLLAPSE_SKILL}, so the rescaled ECE is not meaningful"
         ));
     }
-    let curve = |confidence: &[f64], correct: &[bool]| {
-        selective::thin(&selective::risk_coverage_curve(confidence, correct), 200)
+    let (rescaled, rescaled_bins, rescaled_curve, rescaled_smooth) = match rescaled {
+        Some(r) => (
+            Some(r.evaluation),
+            Some(r.bins),
+            Some(r.risk_coverage),
+            Some(r.smooth),
+        ),
+        None => (None, None, None, None),
     };
     let risk_coverage = RiskCoverage {
-        raw: curve(&data.confidence, &data.correct),
-        rescaled: out_of_fold
-            .as_ref()
-            .zip(rescaled_parts.as_ref())
-            .map(|(oof, (correct, _))| curve(&oof.confidence, correct)),
-    };
-    let smooth_curve = |confidence: &[f64], correct: &[bool], sigma: f64| {
-        if sigma.is_finite() {
-            smooth::smooth_curve(confidence, correct, sigma, 200)
-        } else {
-            Vec::new()
-        }
+        raw: raw.risk_coverage,
+        rescaled: rescaled_curve,
     };
     let smooth_reliability = SmoothReliability {
-        raw: smooth_curve(
-            &data.confidence,
-            &data.correct,
-            raw.metrics.smooth_ece_sigma,
-        ),
-        rescaled: out_of_fold
-            .as_ref()
-            .zip(rescaled_parts.as_ref())
-            .zip(rescaled.as_ref())
-            .map(|((oof, (correct, _)), r)| {
-                smooth_curve(&oof.confidence, correct, r.metrics.smooth_ece_sigma)
-            }),
+        raw: raw.smooth,
+        rescaled: rescaled_smooth,
     };
+    let (raw, raw_bins) = (raw.evaluation, raw.bins);
     let mut out_of_fold_confidence = vec![None; data.len()];
     if let Some(oof) = &out_of_fold {
         for (&i, &p) in oof.items.iter().zip(&oof.confidence) {
@@ -380,6 +336,164 @@ pub fn calibrate(
         seed: options.seed,
         warnings,
     })
+}
+
+/// The rescaler's half of [`calibrate`]: out-of-fold predictions, the
+/// final fit and the out-of-fold evaluation (no intervals yet).
+struct RescaledSide {
+    out_of_fold: Option<OutOfFold>,
+    final_fit: Option<Rescaler>,
+    rescaled_items: Option<RescaledItems>,
+    evaluated: Option<Evaluated>,
+}
+
+/// The labels (and target) of the items some fold tested, in their order.
+struct RescaledItems {
+    correct: Vec<bool>,
+    target: Option<Vec<f64>>,
+}
+
+impl RescaledItems {
+    fn sample<'a>(&'a self, confidence: &'a [f64], options: &CalibrateOptions) -> Sample<'a> {
+        Sample::new(
+            confidence,
+            &self.correct,
+            self.target.as_deref(),
+            options.bins,
+        )
+        .with_smooth_ece(options.smooth_ece)
+    }
+}
+
+fn rescaled_side(
+    data: &CalibrationData,
+    params: Option<&RescalerParams>,
+    options: &CalibrateOptions,
+) -> Result<RescaledSide, CalibrateError> {
+    let Some(params) = params else {
+        return Ok(RescaledSide {
+            out_of_fold: None,
+            final_fit: None,
+            rescaled_items: None,
+            evaluated: None,
+        });
+    };
+    let (out_of_fold, final_fit) = rayon::join(
+        || rescale_out_of_fold(data, params, options),
+        || {
+            params
+                .fit(&data.confidence, &data.correct)
+                .map_err(CalibrateError::FinalFit)
+        },
+    );
+    let (out_of_fold, final_fit) = (out_of_fold?, final_fit?);
+    let items = RescaledItems {
+        correct: out_of_fold.items.iter().map(|&i| data.correct[i]).collect(),
+        target: data
+            .target
+            .as_ref()
+            .map(|t| out_of_fold.items.iter().map(|&i| t[i]).collect()),
+    };
+    let sample = items.sample(&out_of_fold.confidence, options);
+    let evaluated = evaluate(&sample, &out_of_fold.confidence, &items.correct);
+    Ok(RescaledSide {
+        out_of_fold: Some(out_of_fold),
+        final_fit: Some(final_fit),
+        rescaled_items: Some(items),
+        evaluated: Some(evaluated),
+    })
+}
+
+/// The raw half of [`calibrate`]: the raw evaluation (no intervals yet)
+/// and the cutoffs of every procedure.
+struct RawSide<'a> {
+    sample: Sample<'a>,
+    evaluated: Evaluated,
+    cutoffs: Cutoffs,
+    other_procedures: Vec<Cutoffs>,
+}
+
+fn raw_side<'a>(
+    data: &'a CalibrationData,
+    options: &CalibrateOptions,
+) -> Result<RawSide<'a>, CalibrateError> {
+    let ((sample, evaluated), cutoffs) = rayon::join(
+        || {
+            let sample = Sample::new(
+                &data.confidence,
+                &data.correct,
+                data.target.as_deref(),
+                options.bins,
+            )
+            .with_smooth_ece(options.smooth_ece);
+            let evaluated = evaluate(&sample, &data.confidence, &data.correct);
+            (sample, evaluated)
+        },
+        || raw_cutoffs(data, options),
+    );
+    let (cutoffs, other_procedures) = cutoffs?;
+    Ok(RawSide {
+        sample,
+        evaluated,
+        cutoffs,
+        other_procedures,
+    })
+}
+
+/// The cutoffs of the chosen procedure and of the others, on the raw
+/// confidence, the one the deployed rule compares: the validated rule is
+/// the deployed rule, whatever the rescaler. One ranking serves them all.
+fn raw_cutoffs(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+) -> Result<(Cutoffs, Vec<Cutoffs>), CalibrateError> {
+    let ranked = RankedItems::new(&data.confidence, &data.correct, options.seed);
+    let params = options.cutoffs.with_seed(options.seed);
+    let cutoffs = params.fit_ranked(&ranked)?;
+    let other_procedures = Procedure::ALL
+        .into_iter()
+        .filter(|&p| p != params.procedure && !params.target_precisions.is_empty())
+        .map(|procedure| {
+            CutoffParams {
+                procedure,
+                ..params.clone()
+            }
+            .fit_ranked(&ranked)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((cutoffs, other_procedures))
+}
+
+/// What the report shows of one set of confidences.
+struct Evaluated {
+    evaluation: Evaluation,
+    bins: Vec<Bin>,
+    /// Thinned to at most 202 points.
+    risk_coverage: Vec<selective::CurvePoint>,
+    /// Empty where smooth ECE is off.
+    smooth: Vec<smooth::SmoothPoint>,
+}
+
+/// The metrics, bins and curves of `sample` (whose items are `confidence`
+/// and `correct`), without intervals.
+fn evaluate(sample: &Sample, confidence: &[f64], correct: &[bool]) -> Evaluated {
+    let (metrics, bins) = sample.metrics_and_bins(None);
+    let risk_coverage = selective::thin(&sample.risk_coverage_curve(), 200);
+    let sigma = metrics.smooth_ece_sigma;
+    let smooth = if sigma.is_finite() {
+        smooth::smooth_curve(confidence, correct, sigma, 200)
+    } else {
+        Vec::new()
+    };
+    Evaluated {
+        evaluation: Evaluation {
+            metrics,
+            ci: Intervals::new(),
+        },
+        bins,
+        risk_coverage,
+        smooth,
+    }
 }
 
 /// Gives the report one set of cutoffs per group of `column` (Mondrian),

@@ -138,7 +138,17 @@ fn oracle_aurc(total: f64, correct: f64) -> f64 {
 pub fn risk_coverage_curve(confidence: &[f64], correct: &[bool]) -> Vec<CurvePoint> {
     let mut ascending: Vec<usize> = (0..confidence.len()).collect();
     ascending.sort_by(|&a, &b| confidence[a].total_cmp(&confidence[b]));
-    let runs = runs_descending(&ascending, confidence, correct, &|_| 1.0);
+    risk_coverage_curve_ordered(&ascending, confidence, correct)
+}
+
+/// [`risk_coverage_curve`] with the items already in ascending order of
+/// confidence (any order within ties).
+pub fn risk_coverage_curve_ordered(
+    ascending: &[usize],
+    confidence: &[f64],
+    correct: &[bool],
+) -> Vec<CurvePoint> {
+    let runs = runs_descending(ascending, confidence, correct, &|_| 1.0);
     let total = confidence.len() as f64;
     let (mut taken, mut errors) = (0.0, 0.0);
     runs.iter()

@@ -28,6 +28,7 @@
 //! Not here: which confidences go in and the rescaler (`calibrate`).
 
 pub mod procedures;
+pub mod ranked;
 pub mod simulation;
 
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use super::binomial::clopper_pearson_upper;
 use procedures::{Chosen, HOLM_STEPS, Side, Tally};
 pub use procedures::{Procedure, fewest_to_pass};
+pub use ranked::RankedItems;
 
 /// Candidates deciding fewer items than give the exact test even odds
 /// against a mistake rate of this share of α are passed over.
@@ -132,26 +134,27 @@ impl CutoffParams {
 
     /// Chooses every cutoff on (confidence, correct) pairs.
     pub fn fit(&self, confidence: &[f64], correct: &[bool]) -> Result<Cutoffs, CutoffParamError> {
+        self.fit_ranked(&RankedItems::new(confidence, correct, self.seed))
+    }
+
+    /// Chooses every cutoff on items ranked once, so that several
+    /// procedures can share the ranking; the split uses the ranking's seed.
+    pub fn fit_ranked(&self, items: &RankedItems) -> Result<Cutoffs, CutoffParamError> {
         self.check()?;
-        let items: Vec<(f64, bool)> = confidence
-            .iter()
-            .copied()
-            .zip(correct.iter().copied())
-            .collect();
         let accept = self
             .target_precisions
             .iter()
-            .map(|&target| self.choose(Side::Accept, target, &items))
+            .map(|&target| self.choose(Side::Accept, target, items))
             .collect();
         let reject = self
             .reject_precision
-            .map(|target| self.choose(Side::Reject, target, &items));
+            .map(|target| self.choose(Side::Reject, target, items));
         Ok(Cutoffs {
             delta: self.delta,
             grid: self.grid,
             procedure: self.procedure,
             min_coverage: self.min_coverage,
-            items: confidence.len(),
+            items: items.all.len(),
             accept,
             reject,
             groups: None,
@@ -196,12 +199,11 @@ impl CutoffParams {
         Ok(pooled)
     }
 
-    fn choose(&self, side: Side, target: f64, items: &[(f64, bool)]) -> Cutoff {
+    fn choose(&self, side: Side, target: f64, items: &RankedItems) -> Cutoff {
         let alpha = 1.0 - target;
         let candidates = |steps: usize| {
-            let confidence: Vec<f64> = items.iter().map(|&(p, _)| p).collect();
             if self.quantile_candidates {
-                side.candidates(steps, &confidence)
+                side.candidates(steps, items.all.ascending())
             } else {
                 side.grid(steps)
             }
@@ -212,6 +214,7 @@ impl CutoffParams {
         // all; a count of items, never a label.
         let fewest = if self.pass_over_small {
             let tenth = items
+                .all
                 .len()
                 .div_ceil(10)
                 .max(fewest_to_pass(target, self.delta));
@@ -221,16 +224,21 @@ impl CutoffParams {
         };
         let chosen = match self.procedure {
             Procedure::FixedSequence => {
-                let tallies = procedures::tally(side, &fine, items);
+                let tallies = items.all.tallies(side, &fine);
                 procedures::fixed_sequence(&tallies, 0..tallies.len(), alpha, self.delta, fewest)
             }
             Procedure::Holm => {
                 let coarse = candidates(HOLM_STEPS.min(self.grid));
-                let tallies = procedures::tally(side, &coarse, items);
+                let tallies = items.all.tallies(side, &coarse);
                 procedures::holm(&tallies, alpha, self.delta, fewest)
             }
             Procedure::SplitFixedSequence => procedures::split_fixed_sequence(
-                side, &fine, items, alpha, self.delta, self.seed, fewest,
+                side,
+                &fine,
+                items.split(),
+                alpha,
+                self.delta,
+                fewest,
             ),
         };
         match chosen {
@@ -248,13 +256,13 @@ impl CutoffParams {
         target: f64,
         cutoff: f64,
         chosen: Chosen,
-        items: &[(f64, bool)],
+        items: &RankedItems,
     ) -> Cutoff {
-        let all = procedures::tally(side, &[cutoff], items)[0];
+        let all = items.all.tally(side, cutoff);
         let Tally {
             decided, mistakes, ..
         } = all;
-        let n = items.len();
+        let n = items.all.len();
         let coverage = decided as f64 / n as f64;
         let coverage_bound = 1.0 - clopper_pearson_upper(n - decided, n, self.delta);
         let mut described = Cutoff {

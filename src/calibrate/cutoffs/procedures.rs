@@ -13,11 +13,9 @@
 //! Not here: the grid, the sides (accept or reject) and what a chosen cutoff
 //! reports (`cutoffs`).
 
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use super::ranked::Ranked;
 use crate::calibrate::binomial::binomial_cdf;
 
 /// How the candidate cutoffs are tested.
@@ -109,13 +107,6 @@ impl Side {
         }
     }
 
-    fn is_mistake(self, correct: bool) -> bool {
-        match self {
-            Side::Accept => !correct,
-            Side::Reject => correct,
-        }
-    }
-
     /// The grid of `steps` + 1 cutoffs from the one that decides fewest items
     /// to the one that decides most.
     pub fn grid(self, steps: usize) -> Vec<f64> {
@@ -133,9 +124,8 @@ impl Side {
     /// item from the deciding end; for rejecting, the next value above it, so
     /// that at most that many fall below), fewest decided first, without
     /// repeats. They depend on the confidences alone.
-    pub fn candidates(self, steps: usize, confidence: &[f64]) -> Vec<f64> {
-        let mut sorted = confidence.to_vec();
-        sorted.sort_by(f64::total_cmp);
+    /// `sorted` holds the confidences in ascending order.
+    pub fn candidates(self, steps: usize, sorted: &[f64]) -> Vec<f64> {
         let n = sorted.len();
         let mut cutoffs = self.grid(steps);
         for j in 1..=steps {
@@ -161,30 +151,6 @@ impl Side {
         cutoffs.dedup();
         cutoffs
     }
-}
-
-/// Decided items and mistakes at every cutoff of `grid` (ordered fewest
-/// decided first), in one pass over the items sorted once.
-pub fn tally(side: Side, grid: &[f64], items: &[(f64, bool)]) -> Vec<Tally> {
-    let mut sorted: Vec<(f64, bool)> = items.to_vec();
-    match side {
-        Side::Accept => sorted.sort_by(|a, b| b.0.total_cmp(&a.0)),
-        Side::Reject => sorted.sort_by(|a, b| a.0.total_cmp(&b.0)),
-    }
-    let (mut next, mut mistakes) = (0, 0);
-    grid.iter()
-        .map(|&cutoff| {
-            while next < sorted.len() && side.decides(cutoff, sorted[next].0) {
-                mistakes += usize::from(side.is_mistake(sorted[next].1));
-                next += 1;
-            }
-            Tally {
-                cutoff,
-                decided: next,
-                mistakes,
-            }
-        })
-        .collect()
 }
 
 /// The exact one-sided binomial p-value of "mistake rate > α".
@@ -324,18 +290,13 @@ pub fn holm(tallies: &[Tally], alpha: f64, delta: f64, fewest: usize) -> Option<
 pub fn split_fixed_sequence(
     side: Side,
     grid: &[f64],
-    items: &[(f64, bool)],
+    (learn, test): &(Ranked, Ranked),
     alpha: f64,
     delta: f64,
-    seed: u64,
     fewest: usize,
 ) -> Option<Chosen> {
-    let mut shuffled: Vec<(f64, bool)> = items.to_vec();
-    shuffled.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
-    let learn_count = (items.len() as f64 * LEARN_FRACTION).round() as usize;
-    let (learn, test) = shuffled.split_at(learn_count);
-    let learned = tally(side, grid, learn);
-    let tested = tally(side, grid, test);
+    let learned = learn.tallies(side, grid);
+    let tested = test.tallies(side, grid);
     let mut order: Vec<(usize, f64)> = learned
         .iter()
         .zip(&tested)
@@ -379,14 +340,10 @@ mod tests {
         assert!(0.9f64.powi(22) <= 0.1 && 0.9f64.powi(21) > 0.1);
     }
 
-    fn items(pairs: &[(f64, bool)]) -> Vec<(f64, bool)> {
-        pairs.to_vec()
-    }
-
     #[test]
     fn the_tally_counts_each_side_in_one_pass() {
-        let data = items(&[(0.9, true), (0.8, false), (0.3, true), (0.1, false)]);
-        let accept = tally(Side::Accept, &Side::Accept.grid(10), &data);
+        let data = Ranked::new([(0.9, true), (0.8, false), (0.3, true), (0.1, false)].into_iter());
+        let accept = data.tallies(Side::Accept, &Side::Accept.grid(10));
         let at = |t: &[Tally], c: f64| *t.iter().find(|x| (x.cutoff - c).abs() < 1e-9).unwrap();
         assert_eq!(
             (at(&accept, 0.8).decided, at(&accept, 0.8).mistakes),
@@ -396,7 +353,7 @@ mod tests {
             (at(&accept, 0.0).decided, at(&accept, 0.0).mistakes),
             (4, 2)
         );
-        let reject = tally(Side::Reject, &Side::Reject.grid(10), &data);
+        let reject = data.tallies(Side::Reject, &Side::Reject.grid(10));
         assert_eq!(
             (at(&reject, 0.5).decided, at(&reject, 0.5).mistakes),
             (2, 1)
