@@ -37,6 +37,11 @@ pub fn intervals(
     unit_count: usize,
     spec: BootstrapSpec,
 ) -> Vec<Intervals> {
+    // Each sample's items in its own (confidence) order, as resampling units.
+    let unit_in_order: Vec<Vec<usize>> = samples
+        .iter()
+        .map(|(sample, members)| sample.order().iter().map(|&k| units[members[k]]).collect())
+        .collect();
     let draws: Vec<Vec<[Option<f64>; METRIC_COUNT]>> = (0..spec.resamples)
         .into_par_iter()
         .map(|b| {
@@ -48,12 +53,13 @@ pub fn intervals(
             }
             samples
                 .iter()
-                .map(|(sample, members)| {
-                    let weights: Vec<u32> = members.iter().map(|&i| unit_draws[units[i]]).collect();
+                .zip(&unit_in_order)
+                .map(|((sample, _), unit_of)| {
+                    let weights: Vec<u32> = unit_of.iter().map(|&u| unit_draws[u]).collect();
                     if weights.iter().all(|&w| w == 0) {
                         return [None; METRIC_COUNT];
                     }
-                    sample.metrics(Some(&weights)).values()
+                    sample.metrics_in_order(Some(&weights)).values()
                 })
                 .collect()
         })

@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use super::metrics::Bin;
+use super::selective::{Run, runs_descending};
 
 /// The CORP terms.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -32,55 +33,78 @@ pub fn corp(
     correct: &[bool],
     w: &impl Fn(usize) -> f64,
 ) -> Corp {
-    let y = |i: usize| if correct[i] { 1.0 } else { 0.0 };
-    let items: Vec<usize> = ascending.iter().copied().filter(|&i| w(i) != 0.0).collect();
-    // Pool near-ties, then pool adjacent violators. A block is a run of
-    // `items`: (mean label, weight, end); it starts where the previous ends.
-    let mut blocks: Vec<(f64, f64, usize)> = Vec::new();
+    corp_of_runs(&runs_descending(ascending, confidence, correct, w))
+}
+
+/// CORP from the tie runs of positive weight, highest confidence first
+/// (every item of a run has one confidence, so a run pools as one block).
+pub fn corp_of_runs(runs: &[Run]) -> Corp {
+    // Pool near-ties, then pool adjacent violators. A block holds the
+    // weight and the weighted sums of its labels and of its Brier terms;
+    // its fitted value is the mean label, so its recalibrated Brier sum is
+    // Σ w (ȳ − y)² = S(1 − ȳ) with S the weighted label sum.
+    let mut blocks: Vec<Block> = Vec::with_capacity(runs.len());
     let mut run_start = f64::NAN;
-    for (position, &i) in items.iter().enumerate() {
-        let wi = w(i);
+    for run in runs.iter().rev() {
+        let (p, right) = (run.confidence, run.weight - run.errors);
+        let block = Block {
+            weight: run.weight,
+            labels: right,
+            score: right * (1.0 - p) * (1.0 - p) + run.errors * p * p,
+        };
         match blocks.last_mut() {
-            Some((mean, weight, end)) if confidence[i] - run_start < 1e-15 => {
-                *mean = (*mean * *weight + y(i) * wi) / (*weight + wi);
-                *weight += wi;
-                *end = position + 1;
-            }
+            Some(last) if p - run_start < 1e-15 => last.absorb(block),
             _ => {
-                run_start = confidence[i];
-                blocks.push((y(i), wi, position + 1));
+                run_start = p;
+                blocks.push(block);
             }
         }
     }
-    let mut pooled: Vec<(f64, f64, usize)> = Vec::with_capacity(blocks.len());
+    let mut pooled: Vec<Block> = Vec::with_capacity(blocks.len());
     for block in blocks {
         pooled.push(block);
-        while pooled.len() > 1 && pooled[pooled.len() - 2].0 > pooled[pooled.len() - 1].0 {
-            let (m2, w2, end) = pooled.pop().expect("two blocks");
-            let (m1, w1, _) = pooled.pop().expect("two blocks");
-            pooled.push(((m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, end));
+        while pooled.len() > 1 && pooled[pooled.len() - 2].mean() > pooled[pooled.len() - 1].mean()
+        {
+            let last = pooled.pop().expect("two blocks");
+            pooled.last_mut().expect("one block").absorb(last);
         }
     }
     let (mut total, mut positives, mut score, mut recalibrated) = (0.0, 0.0, 0.0, 0.0);
-    let mut start = 0;
-    for &(fitted, _, end) in &pooled {
-        for &i in &items[start..end] {
-            let wi = w(i);
-            total += wi;
-            positives += wi * y(i);
-            score += wi * (confidence[i] - y(i)).powi(2);
-            recalibrated += wi * (fitted - y(i)).powi(2);
-        }
-        start = end;
+    for block in &pooled {
+        total += block.weight;
+        positives += block.labels;
+        score += block.score;
+        recalibrated += block.labels * (1.0 - block.mean());
     }
     let base = positives / total;
-    // model-diagnostics takes UNC as the mean squared error of ȳ, not ȳ(1 − ȳ).
-    let unc: f64 = items.iter().map(|&i| w(i) * (base - y(i)).powi(2)).sum();
-    let (score, recalibrated, unc) = (score / total, recalibrated / total, unc / total);
+    // model-diagnostics takes UNC as the mean squared error of ȳ, not ȳ(1 − ȳ);
+    // over 0/1 labels that is Σ w (ȳ − y)² / W = ȳ(1 − ȳ) all the same.
+    let unc = positives * (1.0 - base) / total;
+    let (score, recalibrated) = (score / total, recalibrated / total);
     Corp {
         mcb: score - recalibrated,
         dsc: unc - recalibrated,
         unc,
+    }
+}
+
+/// A block of pooled items: total weight and weighted sums.
+#[derive(Clone, Copy)]
+struct Block {
+    weight: f64,
+    labels: f64,
+    score: f64,
+}
+
+impl Block {
+    fn mean(&self) -> f64 {
+        self.labels / self.weight
+    }
+
+    fn absorb(&mut self, other: Block) {
+        self.weight += other.weight;
+        self.labels += other.labels;
+        self.score += other.score;
     }
 }
 

@@ -5,6 +5,8 @@
 //! resample (weights = how often an item was drawn) without re-sorting.
 //! No rescaling and no resampling happens here.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
 use super::binomial::clopper_pearson_interval;
@@ -189,44 +191,89 @@ pub fn equal_width_bin(p: f64, count: usize) -> usize {
 }
 
 /// Confidences, labels and an optional target, sorted once for fast weighted evaluation.
-pub struct Sample<'a> {
-    confidence: &'a [f64],
-    correct: &'a [bool],
-    target: Option<&'a [f64]>,
+///
+/// The items are held in ascending order of confidence (ties: wrong before
+/// right), so that every pass a metric makes over them in that order reads
+/// memory in sequence, and a bootstrap resample's weights are put in that
+/// order once ([`Sample::order`]) rather than looked up per metric.
+pub struct Sample {
+    confidence: Vec<f64>,
+    correct: Vec<bool>,
+    target: Option<Vec<f64>>,
     bins: BinSpec,
+    /// The caller's index of each sorted item.
+    order: Vec<usize>,
+    /// 0..n: the sorted items in confidence order, for the metrics that
+    /// take an order.
     by_confidence: Vec<usize>,
     by_target: Option<Vec<usize>>,
     /// Each item's equal-width bin, computed once for every resample.
     width_bin: Vec<u32>,
+    /// Each item's log-loss term −ln(clipped p) or −ln(1 − clipped p).
+    log_loss: Vec<f64>,
+    /// Where each run of tied confidences ends (exclusive), ascending.
+    run_ends: Vec<usize>,
     /// Whether to compute smooth ECE (about a millisecond per evaluation).
     smooth: bool,
+    /// What smooth ECE reuses across resamples, prepared on first use.
+    smooth_items: OnceLock<smooth::SmoothItems>,
 }
 
 /// Log loss clips probabilities to [eps, 1 - eps], as scikit-learn does for float64.
 const LOG_LOSS_EPS: f64 = f64::EPSILON;
 
-impl<'a> Sample<'a> {
+impl Sample {
     /// Prepares a sample; the slices must have equal lengths and finite values.
     pub fn new(
-        confidence: &'a [f64],
-        correct: &'a [bool],
-        target: Option<&'a [f64]>,
+        confidence: &[f64],
+        correct: &[bool],
+        target: Option<&[f64]>,
         bins: BinSpec,
-    ) -> Sample<'a> {
+    ) -> Sample {
         debug_assert_eq!(confidence.len(), correct.len());
+        let order = order_by_confidence(confidence, correct);
+        let confidence: Vec<f64> = order.iter().map(|&i| confidence[i]).collect();
+        let correct: Vec<bool> = order.iter().map(|&i| correct[i]).collect();
+        let target: Option<Vec<f64>> = target.map(|t| order.iter().map(|&i| t[i]).collect());
+        let log_loss = confidence
+            .iter()
+            .zip(&correct)
+            .map(|(&p, &y)| {
+                let clipped = p.clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
+                -if y {
+                    clipped.ln()
+                } else {
+                    (1.0 - clipped).ln()
+                }
+            })
+            .collect();
+        let mut run_ends: Vec<usize> = (1..confidence.len())
+            .filter(|&k| confidence[k] != confidence[k - 1])
+            .collect();
+        run_ends.push(confidence.len());
         Sample {
-            confidence,
-            correct,
-            target,
-            bins,
-            by_confidence: order_by_confidence(confidence, correct),
-            by_target: target.map(order_by),
+            run_ends,
+            by_confidence: (0..confidence.len()).collect(),
+            by_target: target.as_deref().map(order_by),
             width_bin: confidence
                 .iter()
                 .map(|&p| equal_width_bin(p, bins.count) as u32)
                 .collect(),
+            confidence,
+            correct,
+            target,
+            bins,
+            order,
+            log_loss,
             smooth: true,
+            smooth_items: OnceLock::new(),
         }
+    }
+
+    /// The caller's index of each item in the sample's (confidence) order:
+    /// weights for [`Sample::metrics_in_order`] are given in this order.
+    pub fn order(&self) -> &[usize] {
+        &self.order
     }
 
     /// With `false`, smooth ECE is left out (NaN): for callers that read
@@ -244,35 +291,36 @@ impl<'a> Sample<'a> {
         self.confidence.is_empty()
     }
 
-    /// All metrics, with each item counted `weights[i]` times (once when `None`).
+    /// All metrics, with item `i` (in the caller's order) counted
+    /// `weights[i]` times (once when `None`).
     pub fn metrics(&self, weights: Option<&[u32]>) -> Metrics {
+        let sorted: Option<Vec<u32>> = weights.map(|w| self.order.iter().map(|&i| w[i]).collect());
+        self.metrics_in_order(sorted.as_deref())
+    }
+
+    /// All metrics, with weights given in the sample's order ([`Sample::order`]).
+    pub fn metrics_in_order(&self, weights: Option<&[u32]>) -> Metrics {
         self.metrics_and_bins(weights).0
     }
 
-    /// The metrics and the reliability bins they were computed from.
+    /// The metrics and the reliability bins they were computed from; weights
+    /// in the sample's order.
     pub fn metrics_and_bins(&self, weights: Option<&[u32]>) -> (Metrics, Vec<Bin>) {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
         let (mut total, mut positives, mut conf_sum, mut brier_sum, mut log_sum) =
             (0.0, 0.0, 0.0, 0.0, 0.0);
         let mut abs_sum = 0.0;
-        for (i, (&p, &y)) in self.confidence.iter().zip(self.correct).enumerate() {
+        // No test for a zero weight: a bootstrap draws a third of the items
+        // zero times, at random, and the branch would be mispredicted.
+        for (i, (&p, &y)) in self.confidence.iter().zip(&self.correct).enumerate() {
             let wi = w(i);
-            if wi == 0.0 {
-                continue;
-            }
             let yf = if y { 1.0 } else { 0.0 };
-            let clipped = p.clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
             total += wi;
             positives += wi * yf;
             conf_sum += wi * p;
             brier_sum += wi * (p - yf) * (p - yf);
             abs_sum += wi * (p - yf).abs();
-            log_sum -= wi
-                * if y {
-                    clipped.ln()
-                } else {
-                    (1.0 - clipped).ln()
-                };
+            log_sum += wi * self.log_loss[i];
         }
         let base_rate = positives / total;
         let mean_conf = conf_sum / total;
@@ -283,19 +331,21 @@ impl<'a> Sample<'a> {
         let ece = ece_of(&bins, total);
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
-        let selective =
-            selective::selective(&self.by_confidence, self.confidence, self.correct, &w);
+        let runs = self.runs_descending(&w);
+        let selective = selective::selective_of_runs(&runs);
         let smooth = if self.smooth {
-            smooth::smooth_ece(self.confidence, self.correct, w)
+            self.smooth_items
+                .get_or_init(|| smooth::SmoothItems::new(&self.confidence, &self.correct))
+                .smooth_ece(w)
         } else {
             smooth::SmoothEce {
                 value: f64::NAN,
                 sigma: f64::NAN,
             }
         };
-        let corp = decompose::corp(&self.by_confidence, self.confidence, self.correct, &w);
+        let corp = decompose::corp_of_runs(&runs);
         let murphy = decompose::murphy(&bins);
-        let spiegelhalter = tests_of_fit::spiegelhalter(self.confidence, self.correct, &w);
+        let spiegelhalter = tests_of_fit::spiegelhalter(&self.confidence, &self.correct, &w);
         let equal_mass = match self.bins.binning {
             Binning::EqualMass => ece,
             Binning::EqualWidth => ece_of(&self.bins_of(Binning::EqualMass, weights), total),
@@ -311,7 +361,7 @@ impl<'a> Sample<'a> {
             skill_score: (brier_ref > 0.0).then(|| (brier_ref - brier) / brier_ref),
             oyster_ece: abs_sum / total,
             performance_score: (spread > 0.0).then(|| 1.0 - brier / spread),
-            auroc: self.auroc(&w),
+            auroc: auroc(&runs),
             log_loss: log_sum / total,
             spearman: self.spearman(&w),
             aurc: selective.aurc,
@@ -323,12 +373,7 @@ impl<'a> Sample<'a> {
             ece_equal_mass: equal_mass,
             smooth_ece: smooth.value,
             smooth_ece_sigma: smooth.sigma,
-            debiased_l2_ce: tests_of_fit::debiased_l2_ce(
-                &self.by_confidence,
-                self.confidence,
-                self.correct,
-                &w,
-            ),
+            debiased_l2_ce: tests_of_fit::debiased_l2_ce_of_runs(&runs),
             corp_mcb: corp.mcb,
             corp_dsc: corp.dsc,
             corp_unc: corp.unc,
@@ -343,10 +388,11 @@ impl<'a> Sample<'a> {
     /// The risk–coverage curve at every tie-run end (unweighted), from the
     /// sample's one sort.
     pub fn risk_coverage_curve(&self) -> Vec<selective::CurvePoint> {
-        selective::risk_coverage_curve_ordered(&self.by_confidence, self.confidence, self.correct)
+        selective::risk_coverage_curve_ordered(&self.by_confidence, &self.confidence, &self.correct)
     }
 
-    /// The non-empty bins of the reliability diagram under `weights`.
+    /// The non-empty bins of the reliability diagram under `weights` (in
+    /// the sample's order).
     pub fn reliability(&self, weights: Option<&[u32]>) -> Vec<Bin> {
         self.bins_of(self.bins.binning, weights)
     }
@@ -409,33 +455,51 @@ impl<'a> Sample<'a> {
             .collect()
     }
 
-    /// Area under the ROC curve; tied confidences count half (Mann-Whitney).
-    fn auroc(&self, w: &impl Fn(usize) -> f64) -> Option<f64> {
-        let (mut neg_below, mut area, mut pos_total) = (0.0, 0.0, 0.0);
-        for run in tie_runs(&self.by_confidence, self.confidence) {
-            let (mut pos, mut neg) = (0.0, 0.0);
-            for &i in run {
-                if self.correct[i] {
-                    pos += w(i);
-                } else {
-                    neg += w(i);
-                }
+    /// The tie runs of positive weight, highest confidence first.
+    fn runs_descending(&self, w: &impl Fn(usize) -> f64) -> Vec<selective::Run> {
+        let mut start = 0;
+        let mut runs: Vec<selective::Run> = Vec::with_capacity(self.run_ends.len());
+        for &end in &self.run_ends {
+            let (mut weight, mut errors) = (0.0, 0.0);
+            for i in start..end {
+                let wi = w(i);
+                weight += wi;
+                errors += if self.correct[i] { 0.0 } else { wi };
             }
-            area += pos * (neg_below + 0.5 * neg);
-            neg_below += neg;
-            pos_total += pos;
+            if weight > 0.0 {
+                runs.push(selective::Run {
+                    confidence: self.confidence[start],
+                    weight,
+                    errors,
+                });
+            }
+            start = end;
         }
-        (pos_total > 0.0 && neg_below > 0.0).then(|| area / (pos_total * neg_below))
+        runs.reverse();
+        runs
     }
 
     /// Spearman's rho: Pearson correlation of average ranks, as scipy's `spearmanr`.
     fn spearman(&self, w: &impl Fn(usize) -> f64) -> Option<f64> {
-        let target = self.target?;
+        let target = self.target.as_deref()?;
         let by_target = self.by_target.as_ref()?;
-        let conf_rank = average_ranks(&self.by_confidence, self.confidence, w);
+        let conf_rank = average_ranks(&self.by_confidence, &self.confidence, w);
         let target_rank = average_ranks(by_target, target, w);
         weighted_pearson(&conf_rank, &target_rank, w)
     }
+}
+
+/// Area under the ROC curve from the tie runs (highest confidence first);
+/// tied confidences count half (Mann-Whitney).
+fn auroc(runs: &[selective::Run]) -> Option<f64> {
+    let (mut neg_below, mut area, mut pos_total) = (0.0, 0.0, 0.0);
+    for run in runs.iter().rev() {
+        let (pos, neg) = (run.weight - run.errors, run.errors);
+        area += pos * (neg_below + 0.5 * neg);
+        neg_below += neg;
+        pos_total += pos;
+    }
+    (pos_total > 0.0 && neg_below > 0.0).then(|| area / (pos_total * neg_below))
 }
 
 /// Σ n_b/n |accuracy − mean confidence| over `bins`.

@@ -354,7 +354,7 @@ struct RescaledItems {
 }
 
 impl RescaledItems {
-    fn sample<'a>(&'a self, confidence: &'a [f64], options: &CalibrateOptions) -> Sample<'a> {
+    fn sample(&self, confidence: &[f64], options: &CalibrateOptions) -> Sample {
         Sample::new(
             confidence,
             &self.correct,
@@ -406,17 +406,14 @@ fn rescaled_side(
 
 /// The raw half of [`calibrate`]: the raw evaluation (no intervals yet)
 /// and the cutoffs of every procedure.
-struct RawSide<'a> {
-    sample: Sample<'a>,
+struct RawSide {
+    sample: Sample,
     evaluated: Evaluated,
     cutoffs: Cutoffs,
     other_procedures: Vec<Cutoffs>,
 }
 
-fn raw_side<'a>(
-    data: &'a CalibrationData,
-    options: &CalibrateOptions,
-) -> Result<RawSide<'a>, CalibrateError> {
+fn raw_side(data: &CalibrationData, options: &CalibrateOptions) -> Result<RawSide, CalibrateError> {
     let ((sample, evaluated), cutoffs) = rayon::join(
         || {
             let sample = Sample::new(

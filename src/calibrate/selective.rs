@@ -49,15 +49,16 @@ pub struct CurvePoint {
 }
 
 /// A run of tied confidences: its confidence, total weight and weight of errors.
-struct Run {
-    confidence: f64,
-    weight: f64,
-    errors: f64,
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Run {
+    pub confidence: f64,
+    pub weight: f64,
+    pub errors: f64,
 }
 
 /// Tie runs from highest to lowest confidence. `ascending` orders the items
 /// by confidence, lowest first; `w` is each item's weight.
-fn runs_descending(
+pub(crate) fn runs_descending(
     ascending: &[usize],
     confidence: &[f64],
     correct: &[bool],
@@ -87,7 +88,11 @@ pub fn selective(
     correct: &[bool],
     w: &impl Fn(usize) -> f64,
 ) -> Selective {
-    let runs = runs_descending(ascending, confidence, correct, w);
+    selective_of_runs(&runs_descending(ascending, confidence, correct, w))
+}
+
+/// [`selective`] from the tie runs of positive weight, highest confidence first.
+pub fn selective_of_runs(runs: &[Run]) -> Selective {
     let total: f64 = runs.iter().map(|r| r.weight).sum();
     if total <= 0.0 {
         return Selective {
@@ -100,7 +105,7 @@ pub fn selective(
     let (mut risk_sum, mut errors_sum) = (0.0, 0.0);
     let (mut taken, mut errors) = (0.0, 0.0);
     let mut coverage = [0.0_f64; 3];
-    for run in &runs {
+    for run in runs {
         let per_position = run.errors / run.weight;
         let positions = run.weight.round() as u64;
         for j in 1..=positions {

@@ -14,6 +14,8 @@
 //!
 //! Not here: the binned and smooth ECEs (`metrics`, `smooth`).
 
+use super::selective::{Run, runs_descending};
+
 /// Spiegelhalter's Z and its one-sided p-value; `None` when every
 /// confidence is 0, ½ or 1 (no variance to scale by).
 pub fn spiegelhalter(
@@ -79,23 +81,36 @@ pub fn debiased_l2_ce(
     correct: &[bool],
     w: &impl Fn(usize) -> f64,
 ) -> f64 {
-    let items: Vec<(usize, u64)> = ascending
+    debiased_l2_ce_of_runs(&runs_descending(ascending, confidence, correct, w))
+}
+
+/// [`debiased_l2_ce`] from the tie runs of positive (whole) weight, highest
+/// confidence first.
+pub fn debiased_l2_ce_of_runs(runs: &[Run]) -> f64 {
+    // Ascending, as counts.
+    let runs: Vec<(f64, u64, u64)> = runs
         .iter()
-        .map(|&i| (i, w(i).round() as u64))
-        .filter(|&(_, c)| c > 0)
+        .rev()
+        .map(|r| {
+            (
+                r.confidence,
+                r.weight.round() as u64,
+                r.errors.round() as u64,
+            )
+        })
         .collect();
-    let total: u64 = items.iter().map(|&(_, c)| c).sum();
+    let total: u64 = runs.iter().map(|&(_, c, _)| c).sum();
     if total == 0 {
         return f64::NAN;
     }
     // The value at a position of the sorted list with each item repeated.
-    let mut ends = Vec::with_capacity(items.len());
+    let mut ends = Vec::with_capacity(runs.len());
     let mut running = 0;
-    for &(_, c) in &items {
+    for &(_, c, _) in &runs {
         running += c;
         ends.push(running);
     }
-    let at = |position: u64| confidence[items[ends.partition_point(|&e| e <= position)].0];
+    let at = |position: u64| runs[ends.partition_point(|&e| e <= position)].0;
     // numpy's array_split sizes, then cuts halfway between runs, and 1.
     let bins = DEBIAS_BINS.min(total);
     let (base, extra) = (total / bins, total % bins);
@@ -109,14 +124,17 @@ pub fn debiased_l2_ce(
     cuts.sort_by(f64::total_cmp);
     cuts.dedup();
     let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64); cuts.len()];
-    for &(i, c) in &items {
-        let bin = cuts
-            .partition_point(|&cut| cut < confidence[i])
-            .min(cuts.len() - 1);
-        let c = c as f64;
+    // Runs come in ascending confidence, so each one's bin (the first cut
+    // at or above it) is found by walking on from the previous one's.
+    let mut bin = 0;
+    for &(p, c, errors) in &runs {
+        while bin + 1 < cuts.len() && cuts[bin] < p {
+            bin += 1;
+        }
+        let (c, right) = (c as f64, (c - errors) as f64);
         sums[bin].0 += c;
-        sums[bin].1 += c * confidence[i];
-        sums[bin].2 += if correct[i] { c } else { 0.0 };
+        sums[bin].1 += c * p;
+        sums[bin].2 += right;
     }
     let estimate: f64 = sums
         .iter()
