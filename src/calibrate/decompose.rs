@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use super::metrics::Bin;
-use super::selective::{Run, runs_descending};
+use super::runs::{Run, runs_descending};
 
 /// The CORP terms.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -63,8 +63,7 @@ pub fn corp_of_runs(runs: &[Run]) -> Corp {
     let mut pooled: Vec<Block> = Vec::with_capacity(blocks.len());
     for block in blocks {
         pooled.push(block);
-        while pooled.len() > 1 && pooled[pooled.len() - 2].mean() > pooled[pooled.len() - 1].mean()
-        {
+        while pooled.len() > 1 && pooled[pooled.len() - 2].above(&pooled[pooled.len() - 1]) {
             let last = pooled.pop().expect("two blocks");
             pooled.last_mut().expect("one block").absorb(last);
         }
@@ -99,6 +98,12 @@ struct Block {
 impl Block {
     fn mean(&self) -> f64 {
         self.labels / self.weight
+    }
+
+    /// Whether this block's mean label is above `other`'s. Cross-multiplied:
+    /// with whole weights the products are exact, so no division rounds.
+    fn above(&self, other: &Block) -> bool {
+        self.labels * other.weight > other.labels * self.weight
     }
 
     fn absorb(&mut self, other: Block) {

@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use super::binomial::clopper_pearson_interval;
+use super::runs::{Run, Totals};
 use super::{decompose, selective, smooth, tests_of_fit};
 
 /// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
@@ -207,12 +208,10 @@ pub struct Sample {
     /// take an order.
     by_confidence: Vec<usize>,
     by_target: Option<Vec<usize>>,
-    /// Each item's equal-width bin, computed once for every resample.
-    width_bin: Vec<u32>,
-    /// Each item's log-loss term −ln(clipped p) or −ln(1 − clipped p).
-    log_loss: Vec<f64>,
     /// Where each run of tied confidences ends (exclusive), ascending.
     run_ends: Vec<usize>,
+    /// Each run's log-loss terms: −ln(clipped f) and −ln(1 − clipped f).
+    run_log_loss: Vec<(f64, f64)>,
     /// Whether to compute smooth ECE (about a millisecond per evaluation).
     smooth: bool,
     /// What smooth ECE reuses across resamples, prepared on first use.
@@ -235,36 +234,27 @@ impl Sample {
         let confidence: Vec<f64> = order.iter().map(|&i| confidence[i]).collect();
         let correct: Vec<bool> = order.iter().map(|&i| correct[i]).collect();
         let target: Option<Vec<f64>> = target.map(|t| order.iter().map(|&i| t[i]).collect());
-        let log_loss = confidence
-            .iter()
-            .zip(&correct)
-            .map(|(&p, &y)| {
-                let clipped = p.clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
-                -if y {
-                    clipped.ln()
-                } else {
-                    (1.0 - clipped).ln()
-                }
-            })
-            .collect();
         let mut run_ends: Vec<usize> = (1..confidence.len())
             .filter(|&k| confidence[k] != confidence[k - 1])
             .collect();
         run_ends.push(confidence.len());
+        let run_log_loss = std::iter::once(0)
+            .chain(run_ends[..run_ends.len() - 1].iter().copied())
+            .map(|start| {
+                let clipped = confidence[start].clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
+                (-clipped.ln(), -(1.0 - clipped).ln())
+            })
+            .collect();
         Sample {
+            run_log_loss,
             run_ends,
             by_confidence: (0..confidence.len()).collect(),
             by_target: target.as_deref().map(order_by),
-            width_bin: confidence
-                .iter()
-                .map(|&p| equal_width_bin(p, bins.count) as u32)
-                .collect(),
             confidence,
             correct,
             target,
             bins,
             order,
-            log_loss,
             smooth: true,
             smooth_items: OnceLock::new(),
         }
@@ -307,31 +297,17 @@ impl Sample {
     /// in the sample's order.
     pub fn metrics_and_bins(&self, weights: Option<&[u32]>) -> (Metrics, Vec<Bin>) {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
-        let (mut total, mut positives, mut conf_sum, mut brier_sum, mut log_sum) =
-            (0.0, 0.0, 0.0, 0.0, 0.0);
-        let mut abs_sum = 0.0;
-        // No test for a zero weight: a bootstrap draws a third of the items
-        // zero times, at random, and the branch would be mispredicted.
-        for (i, (&p, &y)) in self.confidence.iter().zip(&self.correct).enumerate() {
-            let wi = w(i);
-            let yf = if y { 1.0 } else { 0.0 };
-            total += wi;
-            positives += wi * yf;
-            conf_sum += wi * p;
-            brier_sum += wi * (p - yf) * (p - yf);
-            abs_sum += wi * (p - yf).abs();
-            log_sum += wi * self.log_loss[i];
-        }
-        let base_rate = positives / total;
-        let mean_conf = conf_sum / total;
-        let brier = brier_sum / total;
+        let (runs, totals) = self.runs_and_totals(&w);
+        let total = totals.weight;
+        let base_rate = totals.right / total;
+        let mean_conf = totals.confidence / total;
+        let brier = totals.brier / total;
         let brier_ref = base_rate * (1.0 - base_rate);
-        let bins = self.reliability(weights);
+        let bins = self.bins_of(self.bins.binning, &runs, weights.is_none());
         let gaps = bins.iter().map(|b| (b.accuracy - b.mean_confidence).abs());
         let ece = ece_of(&bins, total);
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
-        let runs = self.runs_descending(&w);
         let selective = selective::selective_of_runs(&runs);
         let smooth = if self.smooth {
             self.smooth_items
@@ -345,10 +321,13 @@ impl Sample {
         };
         let corp = decompose::corp_of_runs(&runs);
         let murphy = decompose::murphy(&bins);
-        let spiegelhalter = tests_of_fit::spiegelhalter(&self.confidence, &self.correct, &w);
+        let spiegelhalter = tests_of_fit::spiegelhalter_of_sums(
+            totals.spiegelhalter_numerator,
+            totals.spiegelhalter_variance,
+        );
         let equal_mass = match self.bins.binning {
             Binning::EqualMass => ece,
-            Binning::EqualWidth => ece_of(&self.bins_of(Binning::EqualMass, weights), total),
+            Binning::EqualWidth => ece_of(&self.bins_of(Binning::EqualMass, &runs, false), total),
         };
         let [coverage_at_p80, coverage_at_p90, coverage_at_p95] = selective.coverage_at_precision;
         let metrics = Metrics {
@@ -359,10 +338,10 @@ impl Sample {
             brier,
             brier_ref,
             skill_score: (brier_ref > 0.0).then(|| (brier_ref - brier) / brier_ref),
-            oyster_ece: abs_sum / total,
+            oyster_ece: totals.absolute / total,
             performance_score: (spread > 0.0).then(|| 1.0 - brier / spread),
             auroc: auroc(&runs),
-            log_loss: log_sum / total,
+            log_loss: totals.log_loss / total,
             spearman: self.spearman(&w),
             aurc: selective.aurc,
             e_aurc: selective.e_aurc,
@@ -394,40 +373,51 @@ impl Sample {
     /// The non-empty bins of the reliability diagram under `weights` (in
     /// the sample's order).
     pub fn reliability(&self, weights: Option<&[u32]>) -> Vec<Bin> {
-        self.bins_of(self.bins.binning, weights)
+        let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
+        let (runs, _) = self.runs_and_totals(&w);
+        self.bins_of(self.bins.binning, &runs, weights.is_none())
     }
 
-    /// The non-empty bins cut by `binning` (with the sample's bin count).
-    fn bins_of(&self, binning: Binning, weights: Option<&[u32]>) -> Vec<Bin> {
+    /// The non-empty bins cut by `binning` (with the sample's bin count),
+    /// from the tie runs (highest first); `unweighted` adds each bin's
+    /// Clopper–Pearson interval.
+    fn bins_of(&self, binning: Binning, runs: &[Run], unweighted: bool) -> Vec<Bin> {
         let count = self.bins.count;
         let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64, f64::INFINITY, f64::NEG_INFINITY); count];
-        let mut add = |bin: usize, wi: f64, i: usize| {
-            let p = self.confidence[i];
+        let mut add = |bin: usize, weight: f64, right: f64, p: f64| {
             let s = &mut sums[bin];
-            s.0 += wi;
-            s.1 += wi * p;
-            s.2 += if self.correct[i] { wi } else { 0.0 };
+            s.0 += weight;
+            s.1 += weight * p;
+            s.2 += right;
             s.3 = s.3.min(p);
             s.4 = s.4.max(p);
         };
         match binning {
             Binning::EqualWidth => {
-                for i in 0..self.len() {
-                    let wi = weights.map_or(1.0, |w| f64::from(w[i]));
-                    if wi > 0.0 {
-                        add(self.width_bin[i] as usize, wi, i);
+                // Ascending runs: each one's bin is the previous one's or
+                // above (the edges are those of `equal_width_bin`).
+                let mut bin = 0;
+                for run in runs.iter().rev() {
+                    while bin + 1 < count && run.confidence > (bin + 1) as f64 / count as f64 {
+                        bin += 1;
                     }
+                    add(bin, run.weight, run.right(), run.confidence);
                 }
             }
             Binning::EqualMass => {
-                let weight = |i: usize| weights.map_or(1, |w| u64::from(w[i]));
-                let total: u64 = (0..self.len()).map(weight).sum();
+                // Positions as numpy's array_split hands them out; within a
+                // run the wrong items come first (the sample's tie order).
+                // Weights are whole numbers: the casts are exact.
+                let total: u64 = runs.iter().map(|r| r.weight as u64).sum();
                 let mut filler = EqualMassFiller::new(total, count);
-                for &i in &self.by_confidence {
-                    let mut left = weight(i);
+                for run in runs.iter().rev() {
+                    let mut left = run.weight as u64;
+                    let mut wrong_left = run.errors as u64;
                     while left > 0 {
                         let (bin, taken) = filler.take(left);
-                        add(bin, taken as f64, i);
+                        let wrong = taken.min(wrong_left);
+                        add(bin, taken as f64, (taken - wrong) as f64, run.confidence);
+                        wrong_left -= wrong;
                         left -= taken;
                     }
                 }
@@ -447,7 +437,7 @@ impl Sample {
                     count: s.0,
                     mean_confidence: s.1 / s.0,
                     accuracy: s.2 / s.0,
-                    accuracy_interval: weights.is_none().then(|| {
+                    accuracy_interval: unweighted.then(|| {
                         clopper_pearson_interval(s.2.round() as usize, s.0.round() as usize, 0.95)
                     }),
                 }
@@ -455,11 +445,13 @@ impl Sample {
             .collect()
     }
 
-    /// The tie runs of positive weight, highest confidence first.
-    fn runs_descending(&self, w: &impl Fn(usize) -> f64) -> Vec<selective::Run> {
+    /// The tie runs of positive weight (highest confidence first) and the
+    /// weighted sums, in one pass over the items.
+    fn runs_and_totals(&self, w: &impl Fn(usize) -> f64) -> (Vec<Run>, Totals) {
         let mut start = 0;
-        let mut runs: Vec<selective::Run> = Vec::with_capacity(self.run_ends.len());
-        for &end in &self.run_ends {
+        let mut runs: Vec<Run> = Vec::with_capacity(self.run_ends.len());
+        let mut totals = Totals::default();
+        for (&end, &(log_right, log_wrong)) in self.run_ends.iter().zip(&self.run_log_loss) {
             let (mut weight, mut errors) = (0.0, 0.0);
             for i in start..end {
                 let wi = w(i);
@@ -467,16 +459,18 @@ impl Sample {
                 errors += if self.correct[i] { 0.0 } else { wi };
             }
             if weight > 0.0 {
-                runs.push(selective::Run {
+                let run = Run {
                     confidence: self.confidence[start],
                     weight,
                     errors,
-                });
+                };
+                totals.add(&run, log_right, log_wrong);
+                runs.push(run);
             }
             start = end;
         }
         runs.reverse();
-        runs
+        (runs, totals)
     }
 
     /// Spearman's rho: Pearson correlation of average ranks, as scipy's `spearmanr`.
@@ -491,7 +485,7 @@ impl Sample {
 
 /// Area under the ROC curve from the tie runs (highest confidence first);
 /// tied confidences count half (Mann-Whitney).
-fn auroc(runs: &[selective::Run]) -> Option<f64> {
+fn auroc(runs: &[Run]) -> Option<f64> {
     let (mut neg_below, mut area, mut pos_total) = (0.0, 0.0, 0.0);
     for run in runs.iter().rev() {
         let (pos, neg) = (run.weight - run.errors, run.errors);

@@ -18,6 +18,7 @@ pub mod decompose;
 pub mod metrics;
 pub mod monitor;
 pub mod rescale;
+pub mod runs;
 pub mod selective;
 pub mod smooth;
 pub mod subgroups;

@@ -26,6 +26,8 @@
 
 use serde::Serialize;
 
+use super::runs::{Run, runs_descending};
+
 /// The precisions at which coverage is reported.
 pub const PRECISION_TARGETS: [f64; 3] = [0.8, 0.9, 0.95];
 
@@ -46,35 +48,6 @@ pub struct CurvePoint {
     pub confidence: f64,
     pub coverage: f64,
     pub risk: f64,
-}
-
-/// A run of tied confidences: its confidence, total weight and weight of errors.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Run {
-    pub confidence: f64,
-    pub weight: f64,
-    pub errors: f64,
-}
-
-/// Tie runs from highest to lowest confidence. `ascending` orders the items
-/// by confidence, lowest first; `w` is each item's weight.
-pub(crate) fn runs_descending(
-    ascending: &[usize],
-    confidence: &[f64],
-    correct: &[bool],
-    w: &impl Fn(usize) -> f64,
-) -> Vec<Run> {
-    let mut runs: Vec<Run> = ascending
-        .chunk_by(|&a, &b| confidence[a] == confidence[b])
-        .map(|run| Run {
-            confidence: confidence[run[0]],
-            weight: run.iter().map(|&i| w(i)).sum(),
-            errors: run.iter().filter(|&&i| !correct[i]).map(|&i| w(i)).sum(),
-        })
-        .filter(|run| run.weight > 0.0)
-        .collect();
-    runs.reverse();
-    runs
 }
 
 /// The selective-prediction numbers; NaN when every weight is 0, like the
@@ -107,7 +80,8 @@ pub fn selective_of_runs(runs: &[Run]) -> Selective {
     let mut coverage = [0.0_f64; 3];
     for run in runs {
         let per_position = run.errors / run.weight;
-        let positions = run.weight.round() as u64;
+        // Weights are whole numbers: the cast is exact.
+        let positions = run.weight as u64;
         for j in 1..=positions {
             let e = errors + j as f64 * per_position;
             risk_sum += e / (taken + j as f64);
@@ -133,10 +107,29 @@ pub fn selective_of_runs(runs: &[Run]) -> Selective {
 }
 
 /// AURC of the oracle ranking: every correct item first.
+///
+/// With c correct among n, the sum Σ_{k=c+1..n} (k − c)/k is
+/// (n − c) − c·(H_n − H_c); summed directly when n − c is small, where
+/// the difference would cancel, and from the harmonic numbers' asymptotic
+/// series otherwise (a test checks 1e-12 against the direct sum).
 fn oracle_aurc(total: f64, correct: f64) -> f64 {
-    let (n, c) = (total.round() as u64, correct.round() as u64);
-    let sum: f64 = (c + 1..=n).map(|k| (k - c) as f64 / k as f64).sum();
+    let (n, c) = (total as u64, correct as u64);
+    let wrong = n - c;
+    let sum: f64 = if wrong <= 64 || c < 16 {
+        (c + 1..=n).map(|k| (k - c) as f64 / k as f64).sum()
+    } else {
+        wrong as f64 - c as f64 * harmonic_difference(n as f64, c as f64)
+    };
     sum / total
+}
+
+/// H_n − H_c for c ≥ 16: ln(n/c) and the series' terms in 1/n and 1/c.
+fn harmonic_difference(n: f64, c: f64) -> f64 {
+    let tail = |m: f64| {
+        let m2 = m * m;
+        1.0 / (2.0 * m) - 1.0 / (12.0 * m2) + 1.0 / (120.0 * m2 * m2) - 1.0 / (252.0 * m2 * m2 * m2)
+    };
+    ((n - c) / c).ln_1p() + tail(n) - tail(c)
 }
 
 /// The risk–coverage curve at every tie-run end, highest cutoff first.
@@ -228,6 +221,24 @@ mod tests {
             &[false, false, true, false, false, false],
         );
         assert_eq!(weighted, repeated);
+    }
+
+    #[test]
+    fn the_oracle_aurc_series_is_the_direct_sum() {
+        for (n, c) in [
+            (100_000u64, 37_000u64),
+            (1000, 900),
+            (5000, 16),
+            (200_000, 199_000),
+        ] {
+            let direct: f64 =
+                (c + 1..=n).map(|k| (k - c) as f64 / k as f64).sum::<f64>() / n as f64;
+            let fast = oracle_aurc(n as f64, c as f64);
+            assert!(
+                ((fast - direct) / direct).abs() < 1e-12,
+                "{n} {c}: {fast} vs {direct}"
+            );
+        }
     }
 
     #[test]

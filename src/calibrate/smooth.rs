@@ -13,7 +13,7 @@
 //! Not here: the binned ECE (`metrics`), and drawing (`report`).
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
@@ -332,6 +332,9 @@ pub struct SmoothItems {
     confidence: Vec<f64>,
     residual: Vec<f64>,
     spread: Spread,
+    /// Spreads at the other grid sizes a bisection has visited (σ < 0.01),
+    /// kept for the next resample, which mostly visits the same ones.
+    other_spreads: Mutex<Vec<Arc<Spread>>>,
 }
 
 impl SmoothItems {
@@ -344,7 +347,19 @@ impl SmoothItems {
                 .map(|(&f, &y)| f - if y { 1.0 } else { 0.0 })
                 .collect(),
             spread: Spread::new(confidence, grid_size(1.0)),
+            other_spreads: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The spread at grid size `m`, made once and shared.
+    fn spread_at(&self, m: usize) -> Arc<Spread> {
+        let mut spreads = self.other_spreads.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(spread) = spreads.iter().find(|s| s.m == m) {
+            return Arc::clone(spread);
+        }
+        let spread = Arc::new(Spread::new(&self.confidence, m));
+        spreads.push(Arc::clone(&spread));
+        spread
     }
 
     /// Smooth ECE with each item counted `weight(i)` times.
@@ -397,7 +412,9 @@ impl<W: Fn(usize) -> f64> Evaluator<'_, W> {
                 .spread
                 .residual_and_count(&items.residual, &self.weight)
         } else {
-            Spread::new(&items.confidence, m).residual_and_count(&items.residual, &self.weight)
+            items
+                .spread_at(m)
+                .residual_and_count(&items.residual, &self.weight)
         };
         self.reflected.push(Reflected::new(&[&grids[0], &grids[1]]));
         self.reflected.last().expect("just pushed")

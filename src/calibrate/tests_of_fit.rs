@@ -14,7 +14,7 @@
 //!
 //! Not here: the binned and smooth ECEs (`metrics`, `smooth`).
 
-use super::selective::{Run, runs_descending};
+use super::runs::{Run, runs_descending};
 
 /// Spiegelhalter's Z and its one-sided p-value; `None` when every
 /// confidence is 0, ½ or 1 (no variance to scale by).
@@ -29,6 +29,12 @@ pub fn spiegelhalter(
         numerator += w(i) * (y - p) * (1.0 - 2.0 * p);
         variance += w(i) * (1.0 - 2.0 * p).powi(2) * p * (1.0 - p);
     }
+    spiegelhalter_of_sums(numerator, variance)
+}
+
+/// Spiegelhalter's Z and p-value from its numerator Σ w (y − f)(1 − 2f) and
+/// variance Σ w (1 − 2f)² f(1 − f).
+pub fn spiegelhalter_of_sums(numerator: f64, variance: f64) -> Option<(f64, f64)> {
     (variance > 0.0).then(|| {
         let z = numerator / variance.sqrt();
         (z, 0.5 * erfc(z / std::f64::consts::SQRT_2))
@@ -87,38 +93,33 @@ pub fn debiased_l2_ce(
 /// [`debiased_l2_ce`] from the tie runs of positive (whole) weight, highest
 /// confidence first.
 pub fn debiased_l2_ce_of_runs(runs: &[Run]) -> f64 {
-    // Ascending, as counts.
-    let runs: Vec<(f64, u64, u64)> = runs
-        .iter()
-        .rev()
-        .map(|r| {
-            (
-                r.confidence,
-                r.weight.round() as u64,
-                r.errors.round() as u64,
-            )
-        })
-        .collect();
-    let total: u64 = runs.iter().map(|&(_, c, _)| c).sum();
+    // Weights are whole numbers: the casts are exact.
+    let total: u64 = runs.iter().map(|r| r.weight as u64).sum();
     if total == 0 {
         return f64::NAN;
     }
-    // The value at a position of the sorted list with each item repeated.
-    let mut ends = Vec::with_capacity(runs.len());
-    let mut running = 0;
-    for &(_, c, _) in &runs {
-        running += c;
-        ends.push(running);
-    }
-    let at = |position: u64| runs[ends.partition_point(|&e| e <= position)].0;
-    // numpy's array_split sizes, then cuts halfway between runs, and 1.
+    // numpy's array_split sizes; each cut halfway between the values on
+    // either side of a boundary of the sorted list (each item repeated),
+    // found in one walk up the runs; and 1.
+    let ascending: Vec<&Run> = runs.iter().rev().collect();
     let bins = DEBIAS_BINS.min(total);
     let (base, extra) = (total / bins, total % bins);
-    let mut cuts = Vec::new();
-    let mut boundary = 0;
+    let mut cuts = Vec::with_capacity(bins as usize);
+    // `run` holds positions below..below + its weight.
+    let (mut run, mut below, mut boundary) = (0, 0u64, 0u64);
     for b in 0..bins - 1 {
         boundary += base + u64::from(b < extra);
-        cuts.push((at(boundary - 1) + at(boundary)) / 2.0);
+        while below + ascending[run].weight as u64 <= boundary - 1 {
+            below += ascending[run].weight as u64;
+            run += 1;
+        }
+        let last_below = ascending[run].confidence;
+        let first_above = if below + (ascending[run].weight as u64) > boundary {
+            last_below
+        } else {
+            ascending[run + 1].confidence
+        };
+        cuts.push((last_below + first_above) / 2.0);
     }
     cuts.push(1.0);
     cuts.sort_by(f64::total_cmp);
@@ -127,14 +128,14 @@ pub fn debiased_l2_ce_of_runs(runs: &[Run]) -> f64 {
     // Runs come in ascending confidence, so each one's bin (the first cut
     // at or above it) is found by walking on from the previous one's.
     let mut bin = 0;
-    for &(p, c, errors) in &runs {
+    for run in ascending {
+        let p = run.confidence;
         while bin + 1 < cuts.len() && cuts[bin] < p {
             bin += 1;
         }
-        let (c, right) = (c as f64, (c - errors) as f64);
-        sums[bin].0 += c;
-        sums[bin].1 += c * p;
-        sums[bin].2 += right;
+        sums[bin].0 += run.weight;
+        sums[bin].1 += run.weight * p;
+        sums[bin].2 += run.right();
     }
     let estimate: f64 = sums
         .iter()
