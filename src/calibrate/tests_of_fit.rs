@@ -109,7 +109,7 @@ pub fn debiased_l2_ce_of_runs(runs: &[Run]) -> f64 {
     let (mut run, mut below, mut boundary) = (0, 0u64, 0u64);
     for b in 0..bins - 1 {
         boundary += base + u64::from(b < extra);
-        while below + ascending[run].weight as u64 <= boundary - 1 {
+        while below + (ascending[run].weight as u64) < boundary {
             below += ascending[run].weight as u64;
             run += 1;
         }
