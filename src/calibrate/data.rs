@@ -55,36 +55,21 @@ impl CalibrationData {
     pub fn from_table(table: &Table, spec: &ColumnSpec) -> Result<CalibrationData, DataError> {
         let n = table.len();
         let confidence_column = table.column(&spec.confidence)?;
+        // The two columns every calibration reads are parsed side by side;
+        // the first error in file order is the confidence column's.
+        let (confidence, correct) = rayon::join(
+            || {
+                (0..n)
+                    .map(|row| confidence(&confidence_column, row))
+                    .collect::<Result<Vec<f64>, _>>()
+            },
+            || labels(table, &spec.label, n),
+        );
         let mut data = CalibrationData {
-            confidence: Vec::with_capacity(n),
-            correct: Vec::with_capacity(n),
+            confidence: confidence?,
+            correct: correct?,
             groups: None,
             target: None,
-        };
-        for row in 0..n {
-            data.confidence.push(confidence(&confidence_column, row)?);
-        }
-        data.correct = match &spec.label {
-            LabelSource::Column(name) => {
-                let column = table.column(name)?;
-                (0..n)
-                    .map(|row| label(&column, row))
-                    .collect::<Result<_, _>>()?
-            }
-            LabelSource::Threshold { column, threshold } => {
-                let column = table.column(column)?;
-                (0..n)
-                    .map(|row| {
-                        let score = column.number(row)?;
-                        if !score.is_finite() {
-                            return Err(DataError::ScoreNotFinite {
-                                at: column.location(row),
-                            });
-                        }
-                        Ok(score >= *threshold)
-                    })
-                    .collect::<Result<_, _>>()?
-            }
         };
         if let Some(name) = &spec.group {
             let column = table.column(name)?;
@@ -114,6 +99,30 @@ impl CalibrationData {
 
     pub fn is_empty(&self) -> bool {
         self.confidence.is_empty()
+    }
+}
+
+/// Each row's label: a 0/1 column, or a score column against its threshold.
+fn labels(table: &Table, source: &LabelSource, n: usize) -> Result<Vec<bool>, DataError> {
+    match source {
+        LabelSource::Column(name) => {
+            let column = table.column(name)?;
+            (0..n).map(|row| label(&column, row)).collect()
+        }
+        LabelSource::Threshold { column, threshold } => {
+            let column = table.column(column)?;
+            (0..n)
+                .map(|row| {
+                    let score = column.number(row)?;
+                    if !score.is_finite() {
+                        return Err(DataError::ScoreNotFinite {
+                            at: column.location(row),
+                        });
+                    }
+                    Ok(score >= *threshold)
+                })
+                .collect()
+        }
     }
 }
 

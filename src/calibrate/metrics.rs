@@ -7,6 +7,7 @@
 
 use std::sync::OnceLock;
 
+use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
 use super::binomial::clopper_pearson_interval;
@@ -260,6 +261,11 @@ impl Sample {
         }
     }
 
+    /// The confidences, ascending, and their labels (the sample's order).
+    pub fn sorted(&self) -> (&[f64], &[bool]) {
+        (&self.confidence, &self.correct)
+    }
+
     /// The caller's index of each item in the sample's (confidence) order:
     /// weights for [`Sample::metrics_in_order`] are given in this order.
     pub fn order(&self) -> &[usize] {
@@ -297,7 +303,11 @@ impl Sample {
     /// in the sample's order.
     pub fn metrics_and_bins(&self, weights: Option<&[u32]>) -> (Metrics, Vec<Bin>) {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
-        let (runs, totals) = self.runs_and_totals(&w);
+        // Smooth ECE (its bisection) beside the rest: on all items the
+        // second core would otherwise wait; in a bootstrap rayon runs the
+        // two halves on whichever thread is free.
+        let (smooth, (runs, totals)) =
+            rayon::join(|| self.smooth_ece(&w), || self.runs_and_totals(&w));
         let total = totals.weight;
         let base_rate = totals.right / total;
         let mean_conf = totals.confidence / total;
@@ -309,16 +319,6 @@ impl Sample {
         let mce = gaps.fold(0.0, f64::max);
         let spread = mean_conf * (1.0 - mean_conf);
         let selective = selective::selective_of_runs(&runs);
-        let smooth = if self.smooth {
-            self.smooth_items
-                .get_or_init(|| smooth::SmoothItems::new(&self.confidence, &self.correct))
-                .smooth_ece(w)
-        } else {
-            smooth::SmoothEce {
-                value: f64::NAN,
-                sigma: f64::NAN,
-            }
-        };
         let corp = decompose::corp_of_runs(&runs);
         let murphy = decompose::murphy(&bins);
         let spiegelhalter = tests_of_fit::spiegelhalter_of_sums(
@@ -445,6 +445,19 @@ impl Sample {
             .collect()
     }
 
+    /// Smooth ECE and its bandwidth (NaN when switched off).
+    fn smooth_ece(&self, w: &(impl Fn(usize) -> f64 + Sync)) -> smooth::SmoothEce {
+        if !self.smooth {
+            return smooth::SmoothEce {
+                value: f64::NAN,
+                sigma: f64::NAN,
+            };
+        }
+        self.smooth_items
+            .get_or_init(|| smooth::SmoothItems::new(&self.confidence, &self.correct))
+            .smooth_ece(w)
+    }
+
     /// The tie runs of positive weight (highest confidence first) and the
     /// weighted sums, in one pass over the items.
     fn runs_and_totals(&self, w: &impl Fn(usize) -> f64) -> (Vec<Run>, Totals) {
@@ -535,15 +548,36 @@ impl EqualMassFiller {
 
 /// Item indices by confidence, ties wrong before right: a canonical order,
 /// so that equal-mass bins that split a tie do not depend on input order.
+///
+/// Each item becomes one integer, (total-order key of the confidence, label,
+/// index), so the sort compares integers rather than floats through a
+/// comparator: about twice as fast on a million items.
 fn order_by_confidence(confidence: &[f64], correct: &[bool]) -> Vec<usize> {
-    let mut keyed: Vec<(f64, bool, usize)> = confidence
+    // Tables are capped at 4 GiB, so fewer than 2^32 rows: an index fits 32 bits.
+    assert!(
+        u32::try_from(confidence.len()).is_ok(),
+        "more than 2^32 items"
+    );
+    let mut keyed: Vec<u128> = confidence
         .iter()
         .zip(correct)
         .enumerate()
-        .map(|(i, (&p, &y))| (p, y, i))
+        .map(|(i, (&p, &y))| {
+            (u128::from(total_order_key(p)) << 64) | (u128::from(y) << 32) | i as u128
+        })
         .collect();
-    keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    keyed.into_iter().map(|(_, _, i)| i).collect()
+    keyed.par_sort_unstable();
+    keyed.into_iter().map(|k| (k as u32) as usize).collect()
+}
+
+/// An unsigned integer in the order `f64::total_cmp` puts floats.
+fn total_order_key(value: f64) -> u64 {
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
 }
 
 /// Item indices in ascending order of `values`.

@@ -379,15 +379,7 @@ fn rescaled_side(
             evaluated: None,
         });
     };
-    let (out_of_fold, final_fit) = rayon::join(
-        || rescale_out_of_fold(data, params, options),
-        || {
-            params
-                .fit(&data.confidence, &data.correct)
-                .map_err(CalibrateError::FinalFit)
-        },
-    );
-    let (out_of_fold, final_fit) = (out_of_fold?, final_fit?);
+    let out_of_fold = rescale_out_of_fold(data, params, options)?;
     let items = RescaledItems {
         correct: out_of_fold.items.iter().map(|&i| data.correct[i]).collect(),
         target: data
@@ -395,8 +387,20 @@ fn rescaled_side(
             .as_ref()
             .map(|t| out_of_fold.items.iter().map(|&i| t[i]).collect()),
     };
-    let sample = items.sample(&out_of_fold.confidence, options);
-    let evaluated = evaluate(&sample, &out_of_fold.confidence, &items.correct);
+    // The final fit is needed only for the report and the calibrator: it
+    // runs beside the out-of-fold evaluation rather than the folds' fits.
+    let (final_fit, evaluated) = rayon::join(
+        || {
+            params
+                .fit(&data.confidence, &data.correct)
+                .map_err(CalibrateError::FinalFit)
+        },
+        || {
+            let sample = items.sample(&out_of_fold.confidence, options);
+            evaluate(&sample, &out_of_fold.confidence, &items.correct)
+        },
+    );
+    let final_fit = final_fit?;
     Ok(RescaledSide {
         out_of_fold: Some(out_of_fold),
         final_fit: Some(final_fit),
@@ -415,19 +419,21 @@ struct RawSide {
 }
 
 fn raw_side(data: &CalibrationData, options: &CalibrateOptions) -> Result<RawSide, CalibrateError> {
-    let ((sample, evaluated), cutoffs) = rayon::join(
+    let sample = Sample::new(
+        &data.confidence,
+        &data.correct,
+        data.target.as_deref(),
+        options.bins,
+    )
+    .with_smooth_ece(options.smooth_ece);
+    let (evaluated, cutoffs) = rayon::join(
+        || evaluate(&sample, &data.confidence, &data.correct),
         || {
-            let sample = Sample::new(
-                &data.confidence,
-                &data.correct,
-                data.target.as_deref(),
-                options.bins,
-            )
-            .with_smooth_ece(options.smooth_ece);
-            let evaluated = evaluate(&sample, &data.confidence, &data.correct);
-            (sample, evaluated)
+            let (confidence, correct) = sample.sorted();
+            let ranked =
+                RankedItems::from_ascending(confidence, correct, sample.order(), options.seed);
+            raw_cutoffs(&ranked, options)
         },
-        || raw_cutoffs(data, options),
     );
     let (cutoffs, other_procedures) = cutoffs?;
     Ok(RawSide {
@@ -442,12 +448,11 @@ fn raw_side(data: &CalibrationData, options: &CalibrateOptions) -> Result<RawSid
 /// confidence, the one the deployed rule compares: the validated rule is
 /// the deployed rule, whatever the rescaler. One ranking serves them all.
 fn raw_cutoffs(
-    data: &CalibrationData,
+    ranked: &RankedItems,
     options: &CalibrateOptions,
 ) -> Result<(Cutoffs, Vec<Cutoffs>), CalibrateError> {
-    let ranked = RankedItems::new(&data.confidence, &data.correct, options.seed);
     let params = options.cutoffs.with_seed(options.seed);
-    let cutoffs = params.fit_ranked(&ranked)?;
+    let cutoffs = params.fit_ranked(ranked)?;
     let other_procedures = Procedure::ALL
         .into_iter()
         .filter(|&p| p != params.procedure && !params.target_precisions.is_empty())
@@ -456,7 +461,7 @@ fn raw_cutoffs(
                 procedure,
                 ..params.clone()
             }
-            .fit_ranked(&ranked)
+            .fit_ranked(ranked)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((cutoffs, other_procedures))
@@ -475,8 +480,10 @@ struct Evaluated {
 /// The metrics, bins and curves of `sample` (whose items are `confidence`
 /// and `correct`), without intervals.
 fn evaluate(sample: &Sample, confidence: &[f64], correct: &[bool]) -> Evaluated {
-    let (metrics, bins) = sample.metrics_and_bins(None);
-    let risk_coverage = selective::thin(&sample.risk_coverage_curve(), 200);
+    let ((metrics, bins), risk_coverage) = rayon::join(
+        || sample.metrics_and_bins(None),
+        || selective::thin(&sample.risk_coverage_curve(), 200),
+    );
     let sigma = metrics.smooth_ece_sigma;
     let smooth = if sigma.is_finite() {
         smooth::smooth_curve(confidence, correct, sigma, 200)

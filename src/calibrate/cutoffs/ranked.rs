@@ -29,6 +29,12 @@ impl Ranked {
     pub fn new(items: impl Iterator<Item = (f64, bool)>) -> Ranked {
         let mut sorted: Vec<(f64, bool)> = items.collect();
         sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        Ranked::from_ascending(sorted)
+    }
+
+    /// Items already in ascending order of confidence.
+    pub fn from_ascending(sorted: Vec<(f64, bool)>) -> Ranked {
+        debug_assert!(sorted.is_sorted_by(|a, b| a.0 <= b.0));
         let mut correct_below = Vec::with_capacity(sorted.len() + 1);
         let mut running = 0u32;
         correct_below.push(running);
@@ -83,24 +89,52 @@ impl Ranked {
 }
 
 /// The items ranked once, with the split procedure's seeded halves ranked
-/// on first use.
+/// on first use (from the same ranking: no second sort).
 pub struct RankedItems {
     pub all: Ranked,
-    items: Vec<(f64, bool)>,
+    /// The items in ascending order of confidence.
+    sorted: Vec<(f64, bool)>,
+    /// The caller's index of each sorted item (the split's draw refers to it).
+    index: Vec<usize>,
     seed: u64,
     split: OnceCell<(Ranked, Ranked)>,
 }
 
 impl RankedItems {
     pub fn new(confidence: &[f64], correct: &[bool], seed: u64) -> RankedItems {
-        let items: Vec<(f64, bool)> = confidence
+        let mut keyed: Vec<(f64, bool, usize)> = confidence
+            .iter()
+            .zip(correct)
+            .enumerate()
+            .map(|(i, (&p, &y))| (p, y, i))
+            .collect();
+        keyed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let index = keyed.iter().map(|&(_, _, i)| i).collect();
+        let sorted = keyed.into_iter().map(|(p, y, _)| (p, y)).collect();
+        RankedItems::from_parts(sorted, index, seed)
+    }
+
+    /// Items already in ascending order of confidence, with each one's
+    /// index in the caller's order.
+    pub fn from_ascending(
+        confidence: &[f64],
+        correct: &[bool],
+        index: &[usize],
+        seed: u64,
+    ) -> RankedItems {
+        let sorted = confidence
             .iter()
             .copied()
             .zip(correct.iter().copied())
             .collect();
+        RankedItems::from_parts(sorted, index.to_vec(), seed)
+    }
+
+    fn from_parts(sorted: Vec<(f64, bool)>, index: Vec<usize>, seed: u64) -> RankedItems {
         RankedItems {
-            all: Ranked::new(items.iter().copied()),
-            items,
+            all: Ranked::from_ascending(sorted.clone()),
+            sorted,
+            index,
             seed,
             split: OnceCell::new(),
         }
@@ -111,15 +145,27 @@ impl RankedItems {
     }
 
     /// The learning share ([`LEARN_FRACTION`] of the items, drawn by the
-    /// seed) and the tested rest, each ranked.
+    /// seed over the caller's order) and the tested rest, each ranked.
     pub fn split(&self) -> &(Ranked, Ranked) {
         self.split.get_or_init(|| {
-            let mut order: Vec<usize> = (0..self.items.len()).collect();
+            let n = self.sorted.len();
+            let mut order: Vec<usize> = (0..n).collect();
             order.shuffle(&mut ChaCha8Rng::seed_from_u64(self.seed));
-            let learn_count = (self.items.len() as f64 * LEARN_FRACTION).round() as usize;
-            let (learn, test) = order.split_at(learn_count);
-            let rank = |part: &[usize]| Ranked::new(part.iter().map(|&i| self.items[i]));
-            (rank(learn), rank(test))
+            let learn_count = (n as f64 * LEARN_FRACTION).round() as usize;
+            let mut learns = vec![false; n];
+            for &i in &order[..learn_count] {
+                learns[i] = true;
+            }
+            let mut learn = Vec::with_capacity(learn_count);
+            let mut test = Vec::with_capacity(n - learn_count);
+            for (&item, &i) in self.sorted.iter().zip(&self.index) {
+                if learns[i] {
+                    learn.push(item);
+                } else {
+                    test.push(item);
+                }
+            }
+            (Ranked::from_ascending(learn), Ranked::from_ascending(test))
         })
     }
 }
