@@ -16,12 +16,15 @@ use rayon::prelude::*;
 use super::metrics::{METRIC_COUNT, METRIC_NAMES, Sample};
 
 /// How to resample.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BootstrapSpec {
     pub resamples: usize,
     pub seed: u64,
     /// Coverage of the interval, e.g. 0.95.
     pub level: f64,
+    /// The metrics that get intervals; smooth ECE, the costliest, is left
+    /// out of the resamples when it is not among them.
+    pub metrics: Vec<&'static str>,
 }
 
 /// A [low, high] interval per metric name; `None` where the metric was undefined in every resample.
@@ -35,8 +38,9 @@ pub fn intervals(
     samples: &[(&Sample, &[usize])],
     units: &[usize],
     unit_count: usize,
-    spec: BootstrapSpec,
+    spec: &BootstrapSpec,
 ) -> Vec<Intervals> {
+    let smooth = spec.metrics.contains(&"smooth_ece");
     // Each sample's items in its own (confidence) order, as resampling units.
     let unit_in_order: Vec<Vec<usize>> = samples
         .iter()
@@ -45,12 +49,7 @@ pub fn intervals(
     let draws: Vec<Vec<[Option<f64>; METRIC_COUNT]>> = (0..spec.resamples)
         .into_par_iter()
         .map(|b| {
-            let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
-            rng.set_stream(b as u64 + 1);
-            let mut unit_draws = vec![0u32; unit_count];
-            for _ in 0..unit_count {
-                unit_draws[rng.random_range(0..unit_count)] += 1;
-            }
+            let unit_draws = draws_of(spec.seed, b, unit_count);
             samples
                 .iter()
                 .zip(&unit_in_order)
@@ -59,7 +58,7 @@ pub fn intervals(
                     if weights.iter().all(|&w| w == 0) {
                         return [None; METRIC_COUNT];
                     }
-                    sample.metrics_in_order(Some(&weights)).values()
+                    sample.metrics_with(Some(&weights), smooth).values()
                 })
                 .collect()
         })
@@ -69,6 +68,7 @@ pub fn intervals(
             METRIC_NAMES
                 .iter()
                 .enumerate()
+                .filter(|(_, name)| spec.metrics.contains(name))
                 .map(|(m, &name)| {
                     let values: Vec<f64> = draws.iter().filter_map(|d| d[s][m]).collect();
                     (name, percentile_interval(values, spec.level))
@@ -76,6 +76,18 @@ pub fn intervals(
                 .collect()
         })
         .collect()
+}
+
+/// How often resample `b` of `seed` draws each of `unit_count` units: its
+/// own ChaCha stream, so the draws do not depend on the thread count.
+fn draws_of(seed: u64, b: usize, unit_count: usize) -> Vec<u32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(b as u64 + 1);
+    let mut unit_draws = vec![0u32; unit_count];
+    for _ in 0..unit_count {
+        unit_draws[rng.random_range(0..unit_count)] += 1;
+    }
+    unit_draws
 }
 
 /// The central `level` interval of `values`, with numpy's linear interpolation.
@@ -108,6 +120,15 @@ mod tests {
         assert!((lo - 1.075).abs() < 1e-12 && (hi - 3.925).abs() < 1e-12);
     }
 
+    fn spec(resamples: usize, seed: u64) -> BootstrapSpec {
+        BootstrapSpec {
+            resamples,
+            seed,
+            level: 0.95,
+            metrics: METRIC_NAMES.to_vec(),
+        }
+    }
+
     #[test]
     fn intervals_are_seeded_and_cover_the_estimate() {
         let f = fixture();
@@ -117,23 +138,83 @@ mod tests {
         };
         let sample = Sample::new(&f.confidence, &f.correct, Some(&f.similarity), bins);
         let all: Vec<usize> = (0..f.confidence.len()).collect();
-        let spec = BootstrapSpec {
-            resamples: 200,
-            seed: 3,
-            level: 0.95,
-        };
-        let a = intervals(&[(&sample, &all)], &all, all.len(), spec);
-        let b = intervals(&[(&sample, &all)], &all, all.len(), spec);
+        let a = intervals(&[(&sample, &all)], &all, all.len(), &spec(200, 3));
+        let b = intervals(&[(&sample, &all)], &all, all.len(), &spec(200, 3));
         assert_eq!(a, b);
         let brier = sample.metrics(None).brier;
         let [lo, hi] = a[0]["brier"].unwrap();
         assert!(lo < brier && brier < hi, "{lo} < {brier} < {hi}");
-        let other = intervals(
-            &[(&sample, &all)],
-            &all,
-            all.len(),
-            BootstrapSpec { seed: 4, ..spec },
-        );
+        let other = intervals(&[(&sample, &all)], &all, all.len(), &spec(200, 4));
         assert_ne!(a, other);
+    }
+
+    /// The resampling that weights items (the fast path) against the plain
+    /// one that copies each drawn row and evaluates the copies as a new
+    /// sample: the same draws give every metric and every interval to
+    /// 1e-12, in both binnings, with ties, 0s and 1s (the 240-item extremes
+    /// fixture) and with rescaled-like distinct confidences.
+    #[test]
+    fn weighting_items_is_resampling_rows() {
+        let extremes: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/metrics_extremes.json"))
+                .unwrap();
+        let read = |key: &str| -> Vec<f64> {
+            extremes[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect()
+        };
+        let (ties, tie_labels) = (read("confidence"), read("correct"));
+        let tie_labels: Vec<bool> = tie_labels.iter().map(|&y| y == 1.0).collect();
+        let distinct: Vec<f64> = (0..300)
+            .map(|i| ((i * 7919) % 1000) as f64 / 1001.0 + 1e-4)
+            .collect();
+        let distinct_labels: Vec<bool> = (0..300).map(|i| (i * 104_729) % 10 < 6).collect();
+        let close = |a: Option<f64>, b: Option<f64>, what: &str| match (a, b) {
+            (Some(a), Some(b)) if a.is_nan() && b.is_nan() => {}
+            (Some(a), Some(b)) => assert!(
+                (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+                "{what}: weighted {a} vs copied {b}"
+            ),
+            (a, b) => assert_eq!(a.is_some(), b.is_some(), "{what}: {a:?} vs {b:?}"),
+        };
+        for (confidence, correct) in [(&ties, &tie_labels), (&distinct, &distinct_labels)] {
+            for binning in [Binning::EqualWidth, Binning::EqualMass] {
+                let bins = BinSpec { count: 10, binning };
+                let sample = Sample::new(confidence, correct, None, bins);
+                let n = confidence.len();
+                let all: Vec<usize> = (0..n).collect();
+                let fast = intervals(&[(&sample, &all)], &all, n, &spec(60, 9));
+                let mut copied_values: Vec<Vec<f64>> = vec![Vec::new(); METRIC_COUNT];
+                for b in 0..60 {
+                    let draws = draws_of(9, b, n);
+                    let (mut rows, mut labels) = (Vec::new(), Vec::new());
+                    for (i, &count) in draws.iter().enumerate() {
+                        for _ in 0..count {
+                            rows.push(confidence[i]);
+                            labels.push(correct[i]);
+                        }
+                    }
+                    let copied = Sample::new(&rows, &labels, None, bins)
+                        .metrics(None)
+                        .values();
+                    let weighted = sample.metrics(Some(&draws)).values();
+                    for (m, name) in METRIC_NAMES.iter().enumerate() {
+                        close(weighted[m], copied[m], name);
+                        if let Some(v) = copied[m] {
+                            copied_values[m].push(v);
+                        }
+                    }
+                }
+                for (m, name) in METRIC_NAMES.iter().enumerate() {
+                    let plain = percentile_interval(copied_values[m].clone(), 0.95);
+                    let got = fast[0][name];
+                    close(got.map(|i| i[0]), plain.map(|i| i[0]), name);
+                    close(got.map(|i| i[1]), plain.map(|i| i[1]), name);
+                }
+            }
+        }
     }
 }

@@ -299,15 +299,25 @@ impl Sample {
         self.metrics_and_bins(weights).0
     }
 
+    /// All metrics (weights in the sample's order), with smooth ECE only
+    /// where `smooth` (and the sample) asks for it: NaN otherwise.
+    pub fn metrics_with(&self, weights: Option<&[u32]>, smooth: bool) -> Metrics {
+        self.metrics_and_bins_with(weights, smooth).0
+    }
+
     /// The metrics and the reliability bins they were computed from; weights
     /// in the sample's order.
     pub fn metrics_and_bins(&self, weights: Option<&[u32]>) -> (Metrics, Vec<Bin>) {
+        self.metrics_and_bins_with(weights, true)
+    }
+
+    fn metrics_and_bins_with(&self, weights: Option<&[u32]>, smooth: bool) -> (Metrics, Vec<Bin>) {
         let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
         // Smooth ECE (its bisection) beside the rest: on all items the
         // second core would otherwise wait; in a bootstrap rayon runs the
         // two halves on whichever thread is free.
         let (smooth, (runs, totals)) =
-            rayon::join(|| self.smooth_ece(&w), || self.runs_and_totals(&w));
+            rayon::join(|| self.smooth_ece(&w, smooth), || self.runs_and_totals(&w));
         let total = totals.weight;
         let base_rate = totals.right / total;
         let mean_conf = totals.confidence / total;
@@ -446,8 +456,8 @@ impl Sample {
     }
 
     /// Smooth ECE and its bandwidth (NaN when switched off).
-    fn smooth_ece(&self, w: &(impl Fn(usize) -> f64 + Sync)) -> smooth::SmoothEce {
-        if !self.smooth {
+    fn smooth_ece(&self, w: &(impl Fn(usize) -> f64 + Sync), wanted: bool) -> smooth::SmoothEce {
+        if !(self.smooth && wanted) {
             return smooth::SmoothEce {
                 value: f64::NAN,
                 sigma: f64::NAN,

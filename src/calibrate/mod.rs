@@ -55,6 +55,9 @@ pub struct CalibrateOptions {
     /// Bootstrap resamples; 0 turns intervals off.
     pub bootstrap: usize,
     pub bootstrap_by_group: bool,
+    /// The metrics that get intervals (names of [`metrics::METRIC_NAMES`]);
+    /// `None` gives every metric one.
+    pub bootstrap_metrics: Option<Vec<String>>,
     pub seed: u64,
     /// Acceptance (and rejection) cutoffs to choose on the raw confidences;
     /// the calibrated value at each is reported beside it.
@@ -77,6 +80,7 @@ impl Default for CalibrateOptions {
             },
             bootstrap: 1000,
             bootstrap_by_group: false,
+            bootstrap_metrics: None,
             seed: 0,
             cutoffs: CutoffParams::default(),
             smooth_ece: true,
@@ -95,6 +99,8 @@ pub enum CalibrateError {
     Params(#[from] RescalerParamError),
     #[error(transparent)]
     Cv(#[from] CvError),
+    #[error("--bootstrap-metrics: no metric {name:?}; the metrics are {}", metrics::METRIC_NAMES.join(", "))]
+    UnknownMetric { name: String },
     #[error("--bootstrap-by-group needs --group")]
     BootstrapGroupsRequired,
     #[error("fold {fold}: {source}")]
@@ -259,8 +265,9 @@ pub fn calibrate(
             resamples: options.bootstrap,
             seed: options.seed,
             level: 0.95,
+            metrics: bootstrap_metrics(options)?,
         };
-        let mut intervals = bootstrap::intervals(&samples, &units.of_item, units.count, spec);
+        let mut intervals = bootstrap::intervals(&samples, &units.of_item, units.count, &spec);
         if let Some(r) = rescaled.as_mut() {
             r.evaluation.ci = intervals.pop().unwrap_or_default();
         }
@@ -465,6 +472,23 @@ fn raw_cutoffs(
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((cutoffs, other_procedures))
+}
+
+/// The metrics `--bootstrap-metrics` names, checked; every metric without it.
+fn bootstrap_metrics(options: &CalibrateOptions) -> Result<Vec<&'static str>, CalibrateError> {
+    let Some(names) = &options.bootstrap_metrics else {
+        return Ok(metrics::METRIC_NAMES.to_vec());
+    };
+    names
+        .iter()
+        .map(|name| {
+            metrics::METRIC_NAMES
+                .iter()
+                .find(|&&known| known == name)
+                .copied()
+                .ok_or_else(|| CalibrateError::UnknownMetric { name: name.clone() })
+        })
+        .collect()
 }
 
 /// What the report shows of one set of confidences.

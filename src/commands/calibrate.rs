@@ -86,6 +86,10 @@ pub struct CalibrateArgs {
     /// Resample whole groups (from --group) instead of items.
     #[arg(long)]
     bootstrap_by_group: bool,
+    /// Give intervals only to these metrics (comma-separated names as in the
+    /// JSON, e.g. brier,auroc,smooth_ece); every metric by default.
+    #[arg(long, value_delimiter = ',')]
+    bootstrap_metrics: Option<Vec<String>>,
     /// Seed for fold shuffles and bootstrap draws.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -165,6 +169,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         },
         bootstrap: args.bootstrap,
         bootstrap_by_group: args.bootstrap_by_group,
+        bootstrap_metrics: args.bootstrap_metrics.clone(),
         seed: args.seed,
         cutoffs: cutoff_params(&args),
         smooth_ece: true,

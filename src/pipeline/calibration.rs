@@ -44,6 +44,7 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
         // narrow the intervals for every duplicate (issue "fidelity, third
         // pass", item 5). Every cell of a run carries its groups.
         bootstrap_by_group: true,
+        bootstrap_metrics: None,
         seed: config.calibration.seed,
         cutoffs: CutoffParams {
             target_precisions: config.calibration.target_precision.clone(),

@@ -1,0 +1,149 @@
+"""The Python-stack baseline for benches/calibrate.rs: the report a user would
+otherwise assemble from the reference packages, on the same rows and with the
+same number of resamples as `codecal calibrate FILE --cv kfold --folds 5
+--bootstrap B --json`.
+
+For the raw and the 5-fold out-of-fold Platt confidences (scikit-learn
+LogisticRegression on logit(p), KFold shuffled), and on each of B percentile
+bootstrap resamples of both (rows drawn with numpy, copied):
+- scikit-learn: Brier, skill (d2_brier_score), AUROC, log loss;
+- relplot 1.0.3: smooth ECE (smECE);
+- model-diagnostics 1.5.0: the CORP decomposition (MCB, DSC, UNC);
+- uncertainty-calibration 0.1.4: the debiased L2 calibration error
+  (lower_bound_scaling_ce, 15 equal-mass bins);
+- MAPIE 1.6.0: Spiegelhalter's Z and its p-value;
+- numpy: the binned ECE and MCE (10 equal-width bins), the ECE over 10
+  equal-mass bins, the unbinned "Oyster" ECE, the Performance Score, and the
+  risk–coverage numbers (AURC, E-AURC, AUGRC, ties scored as a run, as
+  tests/selective_expected.py does).
+
+Prints one JSON object of the point estimates (and the intervals), which the
+bench compares with codecal's before it reports any time.
+"""
+import argparse
+import json
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+import calibration  # noqa: E402  (uncertainty-calibration)
+import relplot  # noqa: E402
+from mapie.metrics.calibration import spiegelhalter_p_value, spiegelhalter_statistic  # noqa: E402
+from model_diagnostics.scoring import SquaredError, decompose  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import brier_score_loss, d2_brier_score, log_loss, roc_auc_score  # noqa: E402
+from sklearn.model_selection import KFold  # noqa: E402
+
+
+def binned(y, p, edges_of):
+    """ECE and MCE over the bins `edges_of(p)` assigns (a bin index per item)."""
+    ids = edges_of(p)
+    counts = np.bincount(ids)
+    keep = counts > 0
+    conf = np.bincount(ids, weights=p)[keep] / counts[keep]
+    acc = np.bincount(ids, weights=y)[keep] / counts[keep]
+    gaps = np.abs(acc - conf)
+    return float(np.sum(counts[keep] / len(p) * gaps)), float(gaps.max())
+
+
+def equal_width(p, bins=10):
+    return np.searchsorted(np.arange(1, bins) / bins, p, side="left")
+
+
+def equal_mass(p, bins=10):
+    ids = np.empty(len(p), int)
+    order = np.lexsort((np.zeros(len(p)), p))
+    for b, chunk in enumerate(np.array_split(order, bins)):
+        ids[chunk] = b
+    return ids
+
+
+def selective(y, p):
+    """AURC, E-AURC and AUGRC with tied confidences as one run."""
+    order = np.argsort(-p, kind="stable")
+    ps, errs = p[order], 1 - y[order]
+    n = len(p)
+    ends = np.flatnonzero(np.append(ps[1:] != ps[:-1], True))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    cum_err = np.concatenate([[0.0], np.cumsum(errs)])
+    k = np.arange(1, n + 1, dtype=float)
+    run_of = np.repeat(np.arange(len(ends)), ends - starts + 1)
+    before = cum_err[starts][run_of]
+    per = (cum_err[ends + 1] - cum_err[starts]) / (ends - starts + 1)
+    e = before + (k - starts[run_of]) * per[run_of]
+    aurc = float(np.mean(e / k))
+    c = int(y.sum())
+    oracle = np.maximum(k - c, 0)
+    return aurc, aurc - float(np.mean(oracle / k)), float(np.sum(e) / n / n)
+
+
+def metrics(y, p):
+    c = p.mean()
+    brier = brier_score_loss(y, p)
+    ece, mce = binned(y, p, equal_width)
+    ece_mass, _ = binned(y, p, equal_mass)
+    corp = decompose(y_obs=y.astype(float), y_pred=p, scoring_function=SquaredError())
+    z = float(spiegelhalter_statistic(y, p))
+    aurc, e_aurc, augrc = selective(y, p)
+    return {
+        "base_rate": float(y.mean()),
+        "brier": float(brier),
+        "skill_score": float(d2_brier_score(y, p)),
+        "auroc": float(roc_auc_score(y, p)),
+        "log_loss": float(log_loss(y, p)),
+        "ece": ece,
+        "mce": mce,
+        "ece_equal_mass": ece_mass,
+        "oyster_ece": float(np.mean(np.abs(y - p))),
+        "performance_score": float(1 - brier / (c * (1 - c))),
+        "smooth_ece": float(relplot.smECE(p, y.astype(float))),
+        "corp_mcb": float(corp["miscalibration"][0]),
+        "corp_dsc": float(corp["discrimination"][0]),
+        "corp_unc": float(corp["uncertainty"][0]),
+        "debiased_l2_ce": float(
+            calibration.lower_bound_scaling_ce(p, y, p=2, debias=True, num_bins=15)
+        ),
+        "spiegelhalter_z": z,
+        "spiegelhalter_p": float(spiegelhalter_p_value(y, p)),
+        "aurc": aurc,
+        "e_aurc": e_aurc,
+        "augrc": augrc,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("csv")
+    parser.add_argument("--bootstrap", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    data = np.loadtxt(args.csv, delimiter=",", skiprows=1, usecols=(1, 2))
+    p, y = data[:, 0], data[:, 1].astype(int)
+    logit = np.log(np.clip(p, 1e-12, 1 - 1e-12) / np.clip(1 - p, 1e-12, 1))
+    oof = np.empty_like(p)
+    slopes = []
+    for train, test in KFold(5, shuffle=True, random_state=args.seed).split(p):
+        model = LogisticRegression().fit(logit[train, None], y[train])
+        oof[test] = model.predict_proba(logit[test, None])[:, 1]
+        slopes.append(float(model.coef_[0, 0]))
+    out = {"raw": metrics(y, p), "rescaled": metrics(y, oof), "slopes": slopes}
+    rng = np.random.default_rng(args.seed)
+    draws = []
+    for _ in range(args.bootstrap):
+        idx = rng.integers(0, len(p), len(p))
+        draws.append((metrics(y[idx], p[idx]), metrics(y[idx], oof[idx])))
+    if draws:
+        out["ci"] = {
+            side: {
+                key: np.percentile([d[s][key] for d in draws], [2.5, 97.5]).tolist()
+                for key in draws[0][s]
+            }
+            for s, side in enumerate(["raw", "rescaled"])
+        }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
