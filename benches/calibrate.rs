@@ -216,7 +216,7 @@ fn compare_smooth(root: &Path, python: &Path, csv: &Path, rows: usize, bootstrap
     println!(
         "smooth ECE on {rows} rows, bootstrap {bootstrap}: codecal {codecal_s:.3} s (all metrics), \
          relplot {relplot_s:.3} s, ratio {ratio:.1}x (one run each); smECE {a:.6} both, \
-         95% interval codecal {:?} relplot {:?}",
+         95% interval codecal {} relplot {}",
         ours["raw"]["ci"]["smooth_ece"], theirs["ci"]
     );
     json!({ "rows": rows, "bootstrap": bootstrap, "metric": "smooth_ece", "codecal_s": codecal_s,
