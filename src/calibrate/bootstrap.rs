@@ -27,6 +27,36 @@ pub struct BootstrapSpec {
     pub metrics: Vec<&'static str>,
 }
 
+/// Each item's resampling unit: itself, or its group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Units {
+    pub of_item: Vec<usize>,
+    pub count: usize,
+}
+
+impl Units {
+    /// Every item its own unit.
+    pub fn items(n: usize) -> Units {
+        Units {
+            of_item: (0..n).collect(),
+            count: n,
+        }
+    }
+
+    /// One unit per distinct group label, numbered by first appearance.
+    pub fn groups(groups: &[String]) -> Units {
+        let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
+        for g in groups {
+            let next = ids.len();
+            ids.entry(g).or_insert(next);
+        }
+        Units {
+            of_item: groups.iter().map(|g| ids[g.as_str()]).collect(),
+            count: ids.len(),
+        }
+    }
+}
+
 /// A [low, high] interval per metric name; `None` where the metric was undefined in every resample.
 pub type Intervals = BTreeMap<&'static str, Option<[f64; 2]>>;
 

@@ -7,47 +7,13 @@
 
 use std::sync::OnceLock;
 
-use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 
-use super::binomial::clopper_pearson_interval;
+use super::bins::{self, ece_of};
+pub use super::bins::{Bin, BinSpec, Binning, equal_width_bin};
+use super::ranks::{average_ranks, order_by, order_by_confidence, weighted_pearson};
 use super::runs::{Run, Totals};
 use super::{decompose, selective, smooth, tests_of_fit};
-
-/// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Binning {
-    /// Bins of equal width on [0, 1]; bin i holds (i/N, (i+1)/N], and 0 joins the first.
-    EqualWidth,
-    /// Bins holding equal numbers of items, in confidence order.
-    EqualMass,
-}
-
-/// The number of bins and how they are cut.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct BinSpec {
-    pub count: usize,
-    pub binning: Binning,
-}
-
-/// One non-empty bin of a reliability diagram.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Bin {
-    /// Lower edge (equal width) or smallest confidence in the bin (equal mass).
-    pub lo: f64,
-    /// Upper edge (equal width) or largest confidence in the bin (equal mass).
-    pub hi: f64,
-    /// Items in the bin (a bootstrap weight counts as that many items).
-    pub count: f64,
-    pub mean_confidence: f64,
-    pub accuracy: f64,
-    /// The two-sided 95% Clopper–Pearson interval on `accuracy` (unweighted
-    /// bins only: a bootstrap resample's bins have none). Unlike a bootstrap
-    /// interval it keeps a width on all-0 and all-1 bins.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub accuracy_interval: Option<[f64; 2]>,
-}
 
 /// The metrics of one set of confidences against correctness.
 ///
@@ -174,22 +140,6 @@ impl Metrics {
             Some(self.coverage_at_p95),
         ]
     }
-}
-
-/// The bin (0-based) that holds confidence `p` among `count` equal-width bins.
-///
-/// Edges are `i / count`, so 0.3 falls in (0.2, 0.3] exactly, not in the
-/// next bin as `ceil(p * count)` rounding would put it.
-pub fn equal_width_bin(p: f64, count: usize) -> usize {
-    let edge = |i: usize| i as f64 / count as f64;
-    let mut bin = ((p * count as f64).ceil() as usize).clamp(1, count) - 1;
-    while bin > 0 && p <= edge(bin) {
-        bin -= 1;
-    }
-    while bin + 1 < count && p > edge(bin + 1) {
-        bin += 1;
-    }
-    bin
 }
 
 /// Confidences, labels and an optional target, sorted once for fast weighted evaluation.
@@ -389,70 +339,16 @@ impl Sample {
     }
 
     /// The non-empty bins cut by `binning` (with the sample's bin count),
-    /// from the tie runs (highest first); `unweighted` adds each bin's
-    /// Clopper–Pearson interval.
+    /// from the tie runs (highest first).
     fn bins_of(&self, binning: Binning, runs: &[Run], unweighted: bool) -> Vec<Bin> {
-        let count = self.bins.count;
-        let mut sums = vec![(0.0_f64, 0.0_f64, 0.0_f64, f64::INFINITY, f64::NEG_INFINITY); count];
-        let mut add = |bin: usize, weight: f64, right: f64, p: f64| {
-            let s = &mut sums[bin];
-            s.0 += weight;
-            s.1 += weight * p;
-            s.2 += right;
-            s.3 = s.3.min(p);
-            s.4 = s.4.max(p);
-        };
-        match binning {
-            Binning::EqualWidth => {
-                // Ascending runs: each one's bin is the previous one's or
-                // above (the edges are those of `equal_width_bin`).
-                let mut bin = 0;
-                for run in runs.iter().rev() {
-                    while bin + 1 < count && run.confidence > (bin + 1) as f64 / count as f64 {
-                        bin += 1;
-                    }
-                    add(bin, run.weight, run.right(), run.confidence);
-                }
-            }
-            Binning::EqualMass => {
-                // Positions as numpy's array_split hands them out; within a
-                // run the wrong items come first (the sample's tie order).
-                // Weights are whole numbers: the casts are exact.
-                let total: u64 = runs.iter().map(|r| r.weight as u64).sum();
-                let mut filler = EqualMassFiller::new(total, count);
-                for run in runs.iter().rev() {
-                    let mut left = run.weight as u64;
-                    let mut wrong_left = run.errors as u64;
-                    while left > 0 {
-                        let (bin, taken) = filler.take(left);
-                        let wrong = taken.min(wrong_left);
-                        add(bin, taken as f64, (taken - wrong) as f64, run.confidence);
-                        wrong_left -= wrong;
-                        left -= taken;
-                    }
-                }
-            }
-        }
-        sums.iter()
-            .enumerate()
-            .filter(|(_, s)| s.0 > 0.0)
-            .map(|(b, s)| {
-                let (lo, hi) = match binning {
-                    Binning::EqualWidth => (b as f64 / count as f64, (b + 1) as f64 / count as f64),
-                    Binning::EqualMass => (s.3, s.4),
-                };
-                Bin {
-                    lo,
-                    hi,
-                    count: s.0,
-                    mean_confidence: s.1 / s.0,
-                    accuracy: s.2 / s.0,
-                    accuracy_interval: unweighted.then(|| {
-                        clopper_pearson_interval(s.2.round() as usize, s.0.round() as usize, 0.95)
-                    }),
-                }
-            })
-            .collect()
+        bins::bins_of_runs(
+            runs,
+            BinSpec {
+                count: self.bins.count,
+                binning,
+            },
+            unweighted,
+        )
     }
 
     /// Smooth ECE and its bandwidth (NaN when switched off).
@@ -517,124 +413,6 @@ fn auroc(runs: &[Run]) -> Option<f64> {
         pos_total += pos;
     }
     (pos_total > 0.0 && neg_below > 0.0).then(|| area / (pos_total * neg_below))
-}
-
-/// Σ n_b/n |accuracy − mean confidence| over `bins`.
-fn ece_of(bins: &[Bin], total: f64) -> f64 {
-    bins.iter()
-        .map(|b| b.count / total * (b.accuracy - b.mean_confidence).abs())
-        .sum()
-}
-
-/// Hands out the positions 0..total to `count` bins sized as numpy's `array_split`.
-struct EqualMassFiller {
-    sizes: Vec<u64>,
-    bin: usize,
-    used: u64,
-}
-
-impl EqualMassFiller {
-    fn new(total: u64, count: usize) -> Self {
-        let (base, extra) = (total / count as u64, (total % count as u64) as usize);
-        let sizes = (0..count).map(|b| base + u64::from(b < extra)).collect();
-        EqualMassFiller {
-            sizes,
-            bin: 0,
-            used: 0,
-        }
-    }
-
-    /// Takes up to `wanted` positions from the current bin: (bin, how many).
-    fn take(&mut self, wanted: u64) -> (usize, u64) {
-        while self.used == self.sizes[self.bin] {
-            self.bin += 1;
-            self.used = 0;
-        }
-        let taken = wanted.min(self.sizes[self.bin] - self.used);
-        self.used += taken;
-        (self.bin, taken)
-    }
-}
-
-/// Item indices by confidence, ties wrong before right: a canonical order,
-/// so that equal-mass bins that split a tie do not depend on input order.
-///
-/// Each item becomes one integer, (total-order key of the confidence, label,
-/// index), so the sort compares integers rather than floats through a
-/// comparator: about twice as fast on a million items.
-fn order_by_confidence(confidence: &[f64], correct: &[bool]) -> Vec<usize> {
-    // Tables are capped at 4 GiB, so fewer than 2^32 rows: an index fits 32 bits.
-    assert!(
-        u32::try_from(confidence.len()).is_ok(),
-        "more than 2^32 items"
-    );
-    let mut keyed: Vec<u128> = confidence
-        .iter()
-        .zip(correct)
-        .enumerate()
-        .map(|(i, (&p, &y))| {
-            (u128::from(total_order_key(p)) << 64) | (u128::from(y) << 32) | i as u128
-        })
-        .collect();
-    keyed.par_sort_unstable();
-    keyed.into_iter().map(|k| (k as u32) as usize).collect()
-}
-
-/// An unsigned integer in the order `f64::total_cmp` puts floats.
-fn total_order_key(value: f64) -> u64 {
-    let bits = value.to_bits();
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
-
-/// Item indices in ascending order of `values`.
-fn order_by(values: &[f64]) -> Vec<usize> {
-    // Sorting (value, index) pairs keeps comparisons in cache; indexing into
-    // `values` from the comparator would not.
-    let mut pairs: Vec<(f64, usize)> = values.iter().copied().zip(0..).collect();
-    pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    pairs.into_iter().map(|(_, i)| i).collect()
-}
-
-/// Runs of equal values in `order` (indices into `values`, sorted by value).
-fn tie_runs<'o>(order: &'o [usize], values: &'o [f64]) -> impl Iterator<Item = &'o [usize]> {
-    order.chunk_by(move |&a, &b| values[a] == values[b])
-}
-
-/// The average rank of every item, each counted with its weight.
-fn average_ranks(order: &[usize], values: &[f64], w: &impl Fn(usize) -> f64) -> Vec<f64> {
-    let mut ranks = vec![0.0; values.len()];
-    let mut below = 0.0;
-    for run in tie_runs(order, values) {
-        let run_weight: f64 = run.iter().map(|&i| w(i)).sum();
-        let rank = below + (run_weight + 1.0) / 2.0;
-        for &i in run {
-            ranks[i] = rank;
-        }
-        below += run_weight;
-    }
-    ranks
-}
-
-fn weighted_pearson(x: &[f64], y: &[f64], w: &impl Fn(usize) -> f64) -> Option<f64> {
-    let (mut total, mut sx, mut sy) = (0.0, 0.0, 0.0);
-    for i in 0..x.len() {
-        total += w(i);
-        sx += w(i) * x[i];
-        sy += w(i) * y[i];
-    }
-    let (mx, my) = (sx / total, sy / total);
-    let (mut cxy, mut cxx, mut cyy) = (0.0, 0.0, 0.0);
-    for i in 0..x.len() {
-        let (dx, dy) = (x[i] - mx, y[i] - my);
-        cxy += w(i) * dx * dy;
-        cxx += w(i) * dx * dx;
-        cyy += w(i) * dy * dy;
-    }
-    (cxx > 0.0 && cyy > 0.0).then(|| cxy / (cxx * cyy).sqrt())
 }
 
 #[cfg(test)]

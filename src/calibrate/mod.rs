@@ -9,6 +9,7 @@
 //! chosen here (that is `thresholds`): a label arrives already decided.
 
 pub mod binomial;
+pub mod bins;
 pub(crate) mod bootstrap;
 pub mod calibrator;
 pub mod cutoffs;
@@ -17,19 +18,19 @@ pub mod data;
 pub mod decompose;
 pub mod metrics;
 pub mod monitor;
+mod ranks;
 pub mod rescale;
 pub mod runs;
 pub mod selective;
+mod sides;
 pub mod smooth;
 pub mod subgroups;
 pub mod tests_of_fit;
 
-use std::collections::BTreeMap;
-
-use rayon::prelude::*;
 use serde::Serialize;
+use sides::{RawSide, RescaledSide, raw_side, rescaled_side};
 
-pub use bootstrap::{BootstrapSpec, Intervals};
+pub use bootstrap::{BootstrapSpec, Intervals, Units};
 pub use calibrator::{Calibrator, CalibratorError, Provenance};
 pub use cutoffs::{
     Cutoff, CutoffParamError, CutoffParams, Cutoffs, Decision, Procedure, RankedItems,
@@ -200,14 +201,6 @@ pub struct CalibrationReport {
     pub warnings: Vec<String>,
 }
 
-/// Out-of-fold predictions: rescaled confidence of each tested item.
-struct OutOfFold {
-    /// Tested items, ascending.
-    items: Vec<usize>,
-    confidence: Vec<f64>,
-    fits: Vec<FoldFit>,
-}
-
 /// Measures calibration of `data`, raw and rescaled, as `options` say.
 pub fn calibrate(
     data: &CalibrationData,
@@ -220,7 +213,12 @@ pub fn calibrate(
         return Err(CalibrateError::NoBins);
     }
     let params = RescalerParams::new(options.method, options.penalty, options.bins.count)?;
-    let units = resampling_units(data, options.bootstrap_by_group)?;
+    let units = if options.bootstrap_by_group {
+        let groups = data.groups.as_deref();
+        Units::groups(groups.ok_or(CalibrateError::BootstrapGroupsRequired)?)
+    } else {
+        Units::items(data.len())
+    };
     let mut warnings = Vec::new();
     let single_class = data.correct.iter().all(|&y| y == data.correct[0]);
     if single_class {
@@ -346,134 +344,6 @@ pub fn calibrate(
     })
 }
 
-/// The rescaler's half of [`calibrate`]: out-of-fold predictions, the
-/// final fit and the out-of-fold evaluation (no intervals yet).
-struct RescaledSide {
-    out_of_fold: Option<OutOfFold>,
-    final_fit: Option<Rescaler>,
-    rescaled_items: Option<RescaledItems>,
-    evaluated: Option<Evaluated>,
-}
-
-/// The labels (and target) of the items some fold tested, in their order.
-struct RescaledItems {
-    correct: Vec<bool>,
-    target: Option<Vec<f64>>,
-}
-
-impl RescaledItems {
-    fn sample(&self, confidence: &[f64], options: &CalibrateOptions) -> Sample {
-        Sample::new(
-            confidence,
-            &self.correct,
-            self.target.as_deref(),
-            options.bins,
-        )
-        .with_smooth_ece(options.smooth_ece)
-    }
-}
-
-fn rescaled_side(
-    data: &CalibrationData,
-    params: Option<&RescalerParams>,
-    options: &CalibrateOptions,
-) -> Result<RescaledSide, CalibrateError> {
-    let Some(params) = params else {
-        return Ok(RescaledSide {
-            out_of_fold: None,
-            final_fit: None,
-            rescaled_items: None,
-            evaluated: None,
-        });
-    };
-    let out_of_fold = rescale_out_of_fold(data, params, options)?;
-    let items = RescaledItems {
-        correct: out_of_fold.items.iter().map(|&i| data.correct[i]).collect(),
-        target: data
-            .target
-            .as_ref()
-            .map(|t| out_of_fold.items.iter().map(|&i| t[i]).collect()),
-    };
-    // The final fit is needed only for the report and the calibrator: it
-    // runs beside the out-of-fold evaluation rather than the folds' fits.
-    let (final_fit, evaluated) = rayon::join(
-        || {
-            params
-                .fit(&data.confidence, &data.correct)
-                .map_err(CalibrateError::FinalFit)
-        },
-        || {
-            let sample = items.sample(&out_of_fold.confidence, options);
-            evaluate(&sample, &out_of_fold.confidence, &items.correct)
-        },
-    );
-    let final_fit = final_fit?;
-    Ok(RescaledSide {
-        out_of_fold: Some(out_of_fold),
-        final_fit: Some(final_fit),
-        rescaled_items: Some(items),
-        evaluated: Some(evaluated),
-    })
-}
-
-/// The raw half of [`calibrate`]: the raw evaluation (no intervals yet)
-/// and the cutoffs of every procedure.
-struct RawSide {
-    sample: Sample,
-    evaluated: Evaluated,
-    cutoffs: Cutoffs,
-    other_procedures: Vec<Cutoffs>,
-}
-
-fn raw_side(data: &CalibrationData, options: &CalibrateOptions) -> Result<RawSide, CalibrateError> {
-    let sample = Sample::new(
-        &data.confidence,
-        &data.correct,
-        data.target.as_deref(),
-        options.bins,
-    )
-    .with_smooth_ece(options.smooth_ece);
-    let (evaluated, cutoffs) = rayon::join(
-        || evaluate(&sample, &data.confidence, &data.correct),
-        || {
-            let (confidence, correct) = sample.sorted();
-            let ranked =
-                RankedItems::from_ascending(confidence, correct, sample.order(), options.seed);
-            raw_cutoffs(&ranked, options)
-        },
-    );
-    let (cutoffs, other_procedures) = cutoffs?;
-    Ok(RawSide {
-        sample,
-        evaluated,
-        cutoffs,
-        other_procedures,
-    })
-}
-
-/// The cutoffs of the chosen procedure and of the others, on the raw
-/// confidence, the one the deployed rule compares: the validated rule is
-/// the deployed rule, whatever the rescaler. One ranking serves them all.
-fn raw_cutoffs(
-    ranked: &RankedItems,
-    options: &CalibrateOptions,
-) -> Result<(Cutoffs, Vec<Cutoffs>), CalibrateError> {
-    let params = options.cutoffs.with_seed(options.seed);
-    let cutoffs = params.fit_ranked(ranked)?;
-    let other_procedures = Procedure::ALL
-        .into_iter()
-        .filter(|&p| p != params.procedure && !params.target_precisions.is_empty())
-        .map(|procedure| {
-            CutoffParams {
-                procedure,
-                ..params.clone()
-            }
-            .fit_ranked(ranked)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((cutoffs, other_procedures))
-}
-
 /// The metrics `--bootstrap-metrics` names, checked; every metric without it.
 fn bootstrap_metrics(options: &CalibrateOptions) -> Result<Vec<&'static str>, CalibrateError> {
     let Some(names) = &options.bootstrap_metrics else {
@@ -489,40 +359,6 @@ fn bootstrap_metrics(options: &CalibrateOptions) -> Result<Vec<&'static str>, Ca
                 .ok_or_else(|| CalibrateError::UnknownMetric { name: name.clone() })
         })
         .collect()
-}
-
-/// What the report shows of one set of confidences.
-struct Evaluated {
-    evaluation: Evaluation,
-    bins: Vec<Bin>,
-    /// Thinned to at most 202 points.
-    risk_coverage: Vec<selective::CurvePoint>,
-    /// Empty where smooth ECE is off.
-    smooth: Vec<smooth::SmoothPoint>,
-}
-
-/// The metrics, bins and curves of `sample` (whose items are `confidence`
-/// and `correct`), without intervals.
-fn evaluate(sample: &Sample, confidence: &[f64], correct: &[bool]) -> Evaluated {
-    let ((metrics, bins), risk_coverage) = rayon::join(
-        || sample.metrics_and_bins(None),
-        || selective::thin(&sample.risk_coverage_curve(), 200),
-    );
-    let sigma = metrics.smooth_ece_sigma;
-    let smooth = if sigma.is_finite() {
-        smooth::smooth_curve(confidence, correct, sigma, 200)
-    } else {
-        Vec::new()
-    };
-    Evaluated {
-        evaluation: Evaluation {
-            metrics,
-            ci: Intervals::new(),
-        },
-        bins,
-        risk_coverage,
-        smooth,
-    }
 }
 
 /// Gives the report one set of cutoffs per group of `column` (Mondrian),
@@ -557,87 +393,6 @@ fn mark_calibrated_cutoffs(cutoffs: &mut Cutoffs, final_fit: Option<&Rescaler>) 
         group.accept.iter_mut().for_each(mark);
         group.reject.iter_mut().for_each(mark);
     }
-}
-
-/// Fits one rescaler per fold on its training items and predicts its test items.
-fn rescale_out_of_fold(
-    data: &CalibrationData,
-    params: &RescalerParams,
-    options: &CalibrateOptions,
-) -> Result<OutOfFold, CalibrateError> {
-    let n = data.len();
-    let folds = cv::split(
-        options.cv,
-        options.folds,
-        &data.correct,
-        data.groups.as_deref(),
-        options.seed,
-    )?;
-    let fitted: Vec<(FoldFit, Vec<(usize, f64)>)> = (0..folds.test.len())
-        .into_par_iter()
-        .map(|f| {
-            let train = folds.train(f, n);
-            let confidences: Vec<f64> = train.iter().map(|&i| data.confidence[i]).collect();
-            let labels: Vec<bool> = train.iter().map(|&i| data.correct[i]).collect();
-            let rescaler = params
-                .fit(&confidences, &labels)
-                .map_err(|source| CalibrateError::Fit { fold: f, source })?;
-            let predictions = folds.test[f]
-                .iter()
-                .map(|&i| (i, rescaler.predict(data.confidence[i])))
-                .collect();
-            let fit = FoldFit {
-                fold: f,
-                train_items: train.len(),
-                test_items: folds.test[f].len(),
-                rescaler,
-            };
-            Ok((fit, predictions))
-        })
-        .collect::<Result<_, CalibrateError>>()?;
-    let mut predicted: Vec<Option<f64>> = vec![None; n];
-    let mut fits = Vec::with_capacity(fitted.len());
-    for (fit, predictions) in fitted {
-        for (i, p) in predictions {
-            predicted[i] = Some(p);
-        }
-        fits.push(fit);
-    }
-    let items: Vec<usize> = (0..n).filter(|&i| predicted[i].is_some()).collect();
-    let confidence = items.iter().filter_map(|&i| predicted[i]).collect();
-    Ok(OutOfFold {
-        items,
-        confidence,
-        fits,
-    })
-}
-
-/// Each item's bootstrap unit: itself, or its group.
-struct Units {
-    of_item: Vec<usize>,
-    count: usize,
-}
-
-fn resampling_units(data: &CalibrationData, by_group: bool) -> Result<Units, CalibrateError> {
-    if !by_group {
-        return Ok(Units {
-            of_item: (0..data.len()).collect(),
-            count: data.len(),
-        });
-    }
-    let groups = data
-        .groups
-        .as_ref()
-        .ok_or(CalibrateError::BootstrapGroupsRequired)?;
-    let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
-    for g in groups {
-        let next = ids.len();
-        ids.entry(g).or_insert(next);
-    }
-    Ok(Units {
-        of_item: groups.iter().map(|g| ids[g.as_str()]).collect(),
-        count: ids.len(),
-    })
 }
 
 #[cfg(test)]
