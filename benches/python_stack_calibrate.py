@@ -20,8 +20,6 @@ bootstrap resamples of both (rows drawn with numpy, copied):
 Prints one JSON object of the point estimates (and the intervals), which the
 bench compares with codecal's before it reports any time.
 """
-import argparse
-import json
 import warnings
 
 import numpy as np
@@ -32,9 +30,9 @@ import calibration  # noqa: E402  (uncertainty-calibration)
 import relplot  # noqa: E402
 from mapie.metrics.calibration import spiegelhalter_p_value, spiegelhalter_statistic  # noqa: E402
 from model_diagnostics.scoring import SquaredError, decompose  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import brier_score_loss, d2_brier_score, log_loss, roc_auc_score  # noqa: E402
-from sklearn.model_selection import KFold  # noqa: E402
+
+import sklearn_calibrate  # noqa: E402  (beside this file)
 
 
 def binned(y, p, edges_of):
@@ -113,37 +111,7 @@ def metrics(y, p):
     }
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("csv")
-    parser.add_argument("--bootstrap", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    data = np.loadtxt(args.csv, delimiter=",", skiprows=1, usecols=(1, 2))
-    p, y = data[:, 0], data[:, 1].astype(int)
-    logit = np.log(np.clip(p, 1e-12, 1 - 1e-12) / np.clip(1 - p, 1e-12, 1))
-    oof = np.empty_like(p)
-    slopes = []
-    for train, test in KFold(5, shuffle=True, random_state=args.seed).split(p):
-        model = LogisticRegression().fit(logit[train, None], y[train])
-        oof[test] = model.predict_proba(logit[test, None])[:, 1]
-        slopes.append(float(model.coef_[0, 0]))
-    out = {"raw": metrics(y, p), "rescaled": metrics(y, oof), "slopes": slopes}
-    rng = np.random.default_rng(args.seed)
-    draws = []
-    for _ in range(args.bootstrap):
-        idx = rng.integers(0, len(p), len(p))
-        draws.append((metrics(y[idx], p[idx]), metrics(y[idx], oof[idx])))
-    if draws:
-        out["ci"] = {
-            side: {
-                key: np.percentile([d[s][key] for d in draws], [2.5, 97.5]).tolist()
-                for key in draws[0][s]
-            }
-            for s, side in enumerate(["raw", "rescaled"])
-        }
-    print(json.dumps(out))
-
-
 if __name__ == "__main__":
-    main()
+    # The command line, the folds and the resampling are the scikit-learn
+    # baseline's; only the metrics differ.
+    sklearn_calibrate.run(metrics)

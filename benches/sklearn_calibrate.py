@@ -44,7 +44,10 @@ def metrics(y, p):
     }
 
 
-def main():
+def run(metrics_of):
+    """Parses the command line, fits 5-fold Platt scaling and prints the JSON
+    object of `metrics_of` on the raw and out-of-fold confidences, with the
+    percentile intervals of B bootstrap resamples (rows drawn and copied)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("csv")
     parser.add_argument("--bootstrap", type=int, default=0)
@@ -59,12 +62,12 @@ def main():
         model = LogisticRegression().fit(logit[train, None], y[train])
         oof[test] = model.predict_proba(logit[test, None])[:, 1]
         slopes.append(float(model.coef_[0, 0]))
-    out = {"raw": metrics(y, p), "rescaled": metrics(y, oof), "slopes": slopes}
+    out = {"raw": metrics_of(y, p), "rescaled": metrics_of(y, oof), "slopes": slopes}
     rng = np.random.default_rng(args.seed)
     draws = []
     for _ in range(args.bootstrap):
         idx = rng.integers(0, len(p), len(p))
-        draws.append((metrics(y[idx], p[idx]), metrics(y[idx], oof[idx])))
+        draws.append((metrics_of(y[idx], p[idx]), metrics_of(y[idx], oof[idx])))
     if draws:
         out["ci"] = {
             side: {
@@ -77,4 +80,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run(metrics)

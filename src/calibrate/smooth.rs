@@ -206,13 +206,7 @@ fn smooth<const G: usize>(grids: [&[f64]; G], sigma: f64, points: usize) -> [Vec
         })
         .collect();
     let centre = m / 2;
-    let step = 1.0 / last as f64;
-    let reads: Vec<(usize, f64)> = linspace01(points)
-        .map(|t| {
-            let k = ((t * last as f64) as usize).min(m - 2);
-            (k, (t - k as f64 * step) / step)
-        })
-        .collect();
+    let reads = read_points(m, points);
     let mut needed = vec![false; m];
     for &(k, _) in &reads {
         needed[k] = true;
@@ -276,12 +270,7 @@ fn smooth<const G: usize>(grids: [&[f64]; G], sigma: f64, points: usize) -> [Vec
             }
         }
     }
-    smoothed.map(|s| {
-        reads
-            .iter()
-            .map(|&(k, r)| s[k] * (1.0 - r) + s[k + 1] * r)
-            .collect()
-    })
+    smoothed.map(|s| interpolate(&s, &reads))
 }
 
 /// Σ a[i] · b[len − 1 − i], in four running sums so that the compiler can
@@ -306,22 +295,29 @@ fn reversed_dot(a: &[f64], b: &[f64]) -> f64 {
 /// Each smoothed grid read at `points` evenly spaced points by linear
 /// interpolation between its neighbours, as `numpy.interp` reads it.
 fn read_at<const G: usize>(smoothed: &[Vec<f64>], points: usize) -> [Vec<f64>; G] {
-    let m = smoothed[0].len();
+    let reads = read_points(smoothed[0].len(), points);
+    std::array::from_fn(|g| interpolate(&smoothed[g], &reads))
+}
+
+/// Where each of `points` evenly spaced points falls on a grid of `m`: its
+/// left grid point and its share of the way to the next.
+fn read_points(m: usize, points: usize) -> Vec<(usize, f64)> {
     let last = m - 1;
     let step = 1.0 / last as f64;
-    let reads: Vec<(usize, f64)> = linspace01(points)
+    linspace01(points)
         .map(|t| {
             let k = ((t * last as f64) as usize).min(m - 2);
             (k, (t - k as f64 * step) / step)
         })
-        .collect();
-    std::array::from_fn(|g| {
-        let s = &smoothed[g];
-        reads
-            .iter()
-            .map(|&(k, r)| s[k] * (1.0 - r) + s[k + 1] * r)
-            .collect()
-    })
+        .collect()
+}
+
+/// The grid `s` read at `reads` by linear interpolation.
+fn interpolate(s: &[f64], reads: &[(usize, f64)]) -> Vec<f64> {
+    reads
+        .iter()
+        .map(|&(k, r)| s[k] * (1.0 - r) + s[k + 1] * r)
+        .collect()
 }
 
 /// What smooth ECE needs of a sample that does not depend on the weights:
