@@ -262,7 +262,22 @@ impl Sample {
     }
 
     fn metrics_and_bins_with(&self, weights: Option<&[u32]>, smooth: bool) -> (Metrics, Vec<Bin>) {
-        let w = |i: usize| weights.map_or(1.0, |w| f64::from(w[i]));
+        // One copy of the work per kind of weight, so that the per-item
+        // passes do not ask on every item whether there are weights.
+        match weights {
+            Some(weights) => self.weighted(|i| f64::from(weights[i]), false, smooth),
+            None => self.weighted(|_| 1.0, true, smooth),
+        }
+    }
+
+    /// The metrics and bins with item i counted `w(i)` times; `unweighted`
+    /// when every weight is 1 (the bins then get their intervals).
+    fn weighted(
+        &self,
+        w: impl Fn(usize) -> f64 + Sync,
+        unweighted: bool,
+        smooth: bool,
+    ) -> (Metrics, Vec<Bin>) {
         // Smooth ECE (its bisection) beside the rest: on all items the
         // second core would otherwise wait; in a bootstrap rayon runs the
         // two halves on whichever thread is free.
@@ -273,7 +288,7 @@ impl Sample {
         let mean_conf = totals.confidence / total;
         let brier = totals.brier / total;
         let brier_ref = base_rate * (1.0 - base_rate);
-        let bins = self.bins_of(self.bins.binning, &runs, weights.is_none());
+        let bins = self.bins_of(self.bins.binning, &runs, unweighted);
         let gaps = bins.iter().map(|b| (b.accuracy - b.mean_confidence).abs());
         let ece = ece_of(&bins, total);
         let mce = gaps.fold(0.0, f64::max);

@@ -79,13 +79,20 @@ pub fn selective_of_runs(runs: &[Run]) -> Selective {
     let (mut taken, mut errors) = (0.0, 0.0);
     let mut coverage = [0.0_f64; 3];
     for run in runs {
-        let per_position = run.errors / run.weight;
         // Weights are whole numbers: the cast is exact.
         let positions = run.weight as u64;
-        for j in 1..=positions {
-            let e = errors + j as f64 * per_position;
-            risk_sum += e / (taken + j as f64);
+        if positions == 1 {
+            // The loop below with one position, without its division.
+            let e = errors + run.errors;
+            risk_sum += e / (taken + 1.0);
             errors_sum += e;
+        } else {
+            let per_position = run.errors / run.weight;
+            for j in 1..=positions {
+                let e = errors + j as f64 * per_position;
+                risk_sum += e / (taken + j as f64);
+                errors_sum += e;
+            }
         }
         taken += run.weight;
         errors += run.errors;
