@@ -155,9 +155,6 @@ pub struct Sample {
     bins: BinSpec,
     /// The caller's index of each sorted item.
     order: Vec<usize>,
-    /// 0..n: the sorted items in confidence order, for the metrics that
-    /// take an order.
-    by_confidence: Vec<usize>,
     by_target: Option<Vec<usize>>,
     /// Where each run of tied confidences ends (exclusive), ascending.
     run_ends: Vec<usize>,
@@ -199,7 +196,6 @@ impl Sample {
         Sample {
             run_log_loss,
             run_ends,
-            by_confidence: (0..confidence.len()).collect(),
             by_target: target.as_deref().map(order_by),
             confidence,
             correct,
@@ -342,7 +338,7 @@ impl Sample {
     /// The risk–coverage curve at every tie-run end (unweighted), from the
     /// sample's one sort.
     pub fn risk_coverage_curve(&self) -> Vec<selective::CurvePoint> {
-        selective::risk_coverage_curve_ordered(&self.by_confidence, &self.confidence, &self.correct)
+        selective::curve_of_runs(&self.runs_and_totals(&|_| 1.0).0)
     }
 
     /// The non-empty bins of the reliability diagram under `weights` (in
@@ -411,7 +407,9 @@ impl Sample {
     fn spearman(&self, w: &impl Fn(usize) -> f64) -> Option<f64> {
         let target = self.target.as_deref()?;
         let by_target = self.by_target.as_ref()?;
-        let conf_rank = average_ranks(&self.by_confidence, &self.confidence, w);
+        // The items are held in confidence order: their order is 0..n.
+        let in_order: Vec<usize> = (0..self.len()).collect();
+        let conf_rank = average_ranks(&in_order, &self.confidence, w);
         let target_rank = average_ranks(by_target, target, w);
         weighted_pearson(&conf_rank, &target_rank, w)
     }

@@ -143,18 +143,12 @@ fn harmonic_difference(n: f64, c: f64) -> f64 {
 pub fn risk_coverage_curve(confidence: &[f64], correct: &[bool]) -> Vec<CurvePoint> {
     let mut ascending: Vec<usize> = (0..confidence.len()).collect();
     ascending.sort_by(|&a, &b| confidence[a].total_cmp(&confidence[b]));
-    risk_coverage_curve_ordered(&ascending, confidence, correct)
+    curve_of_runs(&runs_descending(&ascending, confidence, correct, &|_| 1.0))
 }
 
-/// [`risk_coverage_curve`] with the items already in ascending order of
-/// confidence (any order within ties).
-pub fn risk_coverage_curve_ordered(
-    ascending: &[usize],
-    confidence: &[f64],
-    correct: &[bool],
-) -> Vec<CurvePoint> {
-    let runs = runs_descending(ascending, confidence, correct, &|_| 1.0);
-    let total = confidence.len() as f64;
+/// The risk–coverage curve from the tie runs (highest confidence first).
+pub fn curve_of_runs(runs: &[Run]) -> Vec<CurvePoint> {
+    let total: f64 = runs.iter().map(|r| r.weight).sum();
     let (mut taken, mut errors) = (0.0, 0.0);
     runs.iter()
         .map(|run| {
