@@ -12,8 +12,9 @@ bootstrap resamples of both (rows drawn with numpy, copied):
 - uncertainty-calibration 0.1.4: the debiased L2 calibration error
   (lower_bound_scaling_ce, 15 equal-mass bins);
 - MAPIE 1.6.0: Spiegelhalter's Z and its p-value;
-- numpy: the binned ECE and MCE (10 equal-width bins), the ECE over 10
-  equal-mass bins, the unbinned "Oyster" ECE, the Performance Score, and the
+- scikit-learn and numpy as in benches/sklearn_calibrate.py: the binned ECE
+  and MCE (10 equal-width bins), the unbinned "Oyster" ECE, the Performance
+  Score; numpy: the ECE over 10 equal-mass bins and the
   risk–coverage numbers (AURC, E-AURC, AUGRC, ties scored as a run, as
   tests/selective_expected.py does).
 
@@ -30,32 +31,18 @@ import calibration  # noqa: E402  (uncertainty-calibration)
 import relplot  # noqa: E402
 from mapie.metrics.calibration import spiegelhalter_p_value, spiegelhalter_statistic  # noqa: E402
 from model_diagnostics.scoring import SquaredError, decompose  # noqa: E402
-from sklearn.metrics import brier_score_loss, d2_brier_score, log_loss, roc_auc_score  # noqa: E402
 
 import sklearn_calibrate  # noqa: E402  (beside this file)
 
 
-def binned(y, p, edges_of):
-    """ECE and MCE over the bins `edges_of(p)` assigns (a bin index per item)."""
-    ids = edges_of(p)
-    counts = np.bincount(ids)
-    keep = counts > 0
-    conf = np.bincount(ids, weights=p)[keep] / counts[keep]
-    acc = np.bincount(ids, weights=y)[keep] / counts[keep]
-    gaps = np.abs(acc - conf)
-    return float(np.sum(counts[keep] / len(p) * gaps)), float(gaps.max())
-
-
-def equal_width(p, bins=10):
-    return np.searchsorted(np.arange(1, bins) / bins, p, side="left")
-
-
-def equal_mass(p, bins=10):
-    ids = np.empty(len(p), int)
-    order = np.lexsort((np.zeros(len(p)), p))
-    for b, chunk in enumerate(np.array_split(order, bins)):
-        ids[chunk] = b
-    return ids
+def equal_mass_ece(y, p, bins=10):
+    """ECE over `bins` bins of equal counts in confidence order (numpy's array_split)."""
+    order = np.argsort(p, kind="stable")
+    total = 0.0
+    for chunk in np.array_split(order, bins):
+        if len(chunk):
+            total += len(chunk) / len(p) * abs(y[chunk].mean() - p[chunk].mean())
+    return float(total)
 
 
 def selective(y, p):
@@ -78,24 +65,12 @@ def selective(y, p):
 
 
 def metrics(y, p):
-    c = p.mean()
-    brier = brier_score_loss(y, p)
-    ece, mce = binned(y, p, equal_width)
-    ece_mass, _ = binned(y, p, equal_mass)
+    """The scikit-learn baseline's metrics, and the rest of the report."""
     corp = decompose(y_obs=y.astype(float), y_pred=p, scoring_function=SquaredError())
-    z = float(spiegelhalter_statistic(y, p))
     aurc, e_aurc, augrc = selective(y, p)
     return {
-        "base_rate": float(y.mean()),
-        "brier": float(brier),
-        "skill_score": float(d2_brier_score(y, p)),
-        "auroc": float(roc_auc_score(y, p)),
-        "log_loss": float(log_loss(y, p)),
-        "ece": ece,
-        "mce": mce,
-        "ece_equal_mass": ece_mass,
-        "oyster_ece": float(np.mean(np.abs(y - p))),
-        "performance_score": float(1 - brier / (c * (1 - c))),
+        **sklearn_calibrate.metrics(y, p),
+        "ece_equal_mass": equal_mass_ece(y, p),
         "smooth_ece": float(relplot.smECE(p, y.astype(float))),
         "corp_mcb": float(corp["miscalibration"][0]),
         "corp_dsc": float(corp["discrimination"][0]),
@@ -103,7 +78,7 @@ def metrics(y, p):
         "debiased_l2_ce": float(
             calibration.lower_bound_scaling_ce(p, y, p=2, debias=True, num_bins=15)
         ),
-        "spiegelhalter_z": z,
+        "spiegelhalter_z": float(spiegelhalter_statistic(y, p)),
         "spiegelhalter_p": float(spiegelhalter_p_value(y, p)),
         "aurc": aurc,
         "e_aurc": e_aurc,
