@@ -7,6 +7,7 @@
 
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::bins::{self, ece_of};
@@ -186,9 +187,12 @@ impl Sample {
             .filter(|&k| confidence[k] != confidence[k - 1])
             .collect();
         run_ends.push(confidence.len());
-        let run_log_loss = std::iter::once(0)
-            .chain(run_ends[..run_ends.len() - 1].iter().copied())
-            .map(|start| {
+        // Two logarithms a run: spread over the cores.
+        let run_log_loss = (0..run_ends.len())
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|k| {
+                let start = if k == 0 { 0 } else { run_ends[k - 1] };
                 let clipped = confidence[start].clamp(LOG_LOSS_EPS, 1.0 - LOG_LOSS_EPS);
                 (-clipped.ln(), -(1.0 - clipped).ln())
             })
@@ -277,8 +281,18 @@ impl Sample {
         // Smooth ECE (its bisection) beside the rest: on all items the
         // second core would otherwise wait; in a bootstrap rayon runs the
         // two halves on whichever thread is free.
-        let (smooth, (runs, totals)) =
-            rayon::join(|| self.smooth_ece(&w, smooth), || self.runs_and_totals(&w));
+        let (smooth, (mut metrics, bins)) = rayon::join(
+            || self.smooth_ece(&w, smooth),
+            || self.all_but_smooth(&w, unweighted),
+        );
+        metrics.smooth_ece = smooth.value;
+        metrics.smooth_ece_sigma = smooth.sigma;
+        (metrics, bins)
+    }
+
+    /// Every metric but smooth ECE (left NaN), from the tie runs, and the bins.
+    fn all_but_smooth(&self, w: &impl Fn(usize) -> f64, unweighted: bool) -> (Metrics, Vec<Bin>) {
+        let (runs, totals) = self.runs_and_totals(w);
         let total = totals.weight;
         let base_rate = totals.right / total;
         let mean_conf = totals.confidence / total;
@@ -313,7 +327,7 @@ impl Sample {
             performance_score: (spread > 0.0).then(|| 1.0 - brier / spread),
             auroc: auroc(&runs),
             log_loss: totals.log_loss / total,
-            spearman: self.spearman(&w),
+            spearman: self.spearman(w),
             aurc: selective.aurc,
             e_aurc: selective.e_aurc,
             augrc: selective.augrc,
@@ -321,8 +335,8 @@ impl Sample {
             coverage_at_p90,
             coverage_at_p95,
             ece_equal_mass: equal_mass,
-            smooth_ece: smooth.value,
-            smooth_ece_sigma: smooth.sigma,
+            smooth_ece: f64::NAN,
+            smooth_ece_sigma: f64::NAN,
             debiased_l2_ce: tests_of_fit::debiased_l2_ce_of_runs(&runs),
             corp_mcb: corp.mcb,
             corp_dsc: corp.dsc,

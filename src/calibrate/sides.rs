@@ -64,7 +64,8 @@ pub(super) fn rescaled_side(
             evaluated: None,
         });
     };
-    let out_of_fold = rescale_out_of_fold(data, params, options)?;
+    let inputs = params.inputs(&data.confidence);
+    let out_of_fold = rescale_out_of_fold(data, params, &inputs, options)?;
     let items = RescaledItems {
         correct: out_of_fold.items.iter().map(|&i| data.correct[i]).collect(),
         target: data
@@ -77,7 +78,7 @@ pub(super) fn rescaled_side(
     let (final_fit, evaluated) = rayon::join(
         || {
             params
-                .fit(&data.confidence, &data.correct)
+                .fit_inputs(&inputs, &data.correct)
                 .map_err(CalibrateError::FinalFit)
         },
         || {
@@ -189,10 +190,12 @@ fn evaluate(sample: &Sample, confidence: &[f64], correct: &[bool]) -> Evaluated 
     }
 }
 
-/// Fits one rescaler per fold on its training items and predicts its test items.
+/// Fits one rescaler per fold on its training items and predicts its test
+/// items, from each item's rescaler input ([`RescalerParams::inputs`]).
 fn rescale_out_of_fold(
     data: &CalibrationData,
     params: &RescalerParams,
+    inputs: &[f64],
     options: &CalibrateOptions,
 ) -> Result<OutOfFold, CalibrateError> {
     let n = data.len();
@@ -207,14 +210,14 @@ fn rescale_out_of_fold(
         .into_par_iter()
         .map(|f| {
             let train = folds.train(f, n);
-            let confidences: Vec<f64> = train.iter().map(|&i| data.confidence[i]).collect();
+            let train_inputs: Vec<f64> = train.iter().map(|&i| inputs[i]).collect();
             let labels: Vec<bool> = train.iter().map(|&i| data.correct[i]).collect();
             let rescaler = params
-                .fit(&confidences, &labels)
+                .fit_inputs(&train_inputs, &labels)
                 .map_err(|source| CalibrateError::Fit { fold: f, source })?;
             let predictions = folds.test[f]
                 .iter()
-                .map(|&i| (i, rescaler.predict(data.confidence[i])))
+                .map(|&i| (i, rescaler.predict_input(inputs[i])))
                 .collect();
             let fit = FoldFit {
                 fold: f,

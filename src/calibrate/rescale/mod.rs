@@ -9,6 +9,8 @@ mod histogram;
 mod isotonic;
 mod logistic;
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 pub use histogram::{HistogramBinning, HistogramParamError, HistogramParams, HistogramValidParams};
@@ -79,6 +81,26 @@ impl RescalerParams {
         }
     }
 
+    /// What the rescaler is fitted on, item by item: a logistic rescaler's
+    /// feature of each confidence, or the confidence itself. Computed once,
+    /// it serves every fold and the final fit.
+    pub fn inputs<'c>(&self, confidences: &'c [f64]) -> Cow<'c, [f64]> {
+        match self {
+            RescalerParams::Logistic(p) => Cow::Owned(p.features(confidences)),
+            RescalerParams::Isotonic(_) | RescalerParams::Histogram(_) => {
+                Cow::Borrowed(confidences)
+            }
+        }
+    }
+
+    /// Fits on [`inputs`](Self::inputs); the same fit as [`fit`](Self::fit).
+    pub fn fit_inputs(&self, inputs: &[f64], labels: &[bool]) -> Result<Rescaler, FitError> {
+        Ok(match self {
+            RescalerParams::Logistic(p) => Rescaler::Logistic(p.fit_features(inputs, labels)?),
+            _ => self.fit(inputs, labels)?,
+        })
+    }
+
     pub fn fit(&self, confidences: &[f64], labels: &[bool]) -> Result<Rescaler, FitError> {
         Ok(match self {
             RescalerParams::Logistic(p) => Rescaler::Logistic(p.fit(confidences, labels)?),
@@ -103,6 +125,14 @@ impl Rescaler {
             Rescaler::Logistic(m) => m.predict(p),
             Rescaler::Isotonic(m) => m.predict(p),
             Rescaler::Histogram(m) => m.predict(p),
+        }
+    }
+
+    /// The prediction from [`RescalerParams::inputs`]' value for a confidence.
+    pub fn predict_input(&self, input: f64) -> f64 {
+        match self {
+            Rescaler::Logistic(m) => m.predict_feature(input),
+            _ => self.predict(input),
         }
     }
 }
