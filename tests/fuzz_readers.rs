@@ -444,6 +444,7 @@ fn make_calibrator_seed() -> String {
         correct,
         groups: None,
         target: None,
+        features: Vec::new(),
     };
     let options = CalibrateOptions {
         bootstrap: 0,

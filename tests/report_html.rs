@@ -492,6 +492,7 @@ fn a_thousand_item_page_stays_under_five_megabytes() {
                     correct: correct.clone(),
                     groups: None,
                     target: None,
+                    features: Vec::new(),
                 };
                 let report = calibrate(&data, &options).unwrap();
                 let figures = format!("calibration/{language}/{measure}/{point}");

@@ -165,6 +165,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
             min_coverage: None,
             groups: None,
         },
+        multicalibration: None,
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cutoffs::{self, Cutoff, Cutoffs, Decision};
+use super::multical::{FeatureValue, Multicalibrated};
 use super::rescale::{HistogramBinning, Isotonic, Method, Platt, Rescaler};
 use super::{CalibrationReport, CvStrategy};
 use crate::artifact::{WriteError, write_atomic};
@@ -228,6 +229,11 @@ pub struct Calibrator {
     /// The final fit on every training item; `None` with `--method none` or
     /// when no rescaler could be fitted (the raw confidence is then used).
     pub rescaler: Option<SavedRescaler>,
+    /// Patches after the rescaler that calibrate every group of the saved
+    /// group features (`--method multicalibration`); `apply` then needs
+    /// those columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicalibration: Option<Multicalibrated>,
     pub label: LabelDefinition,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
@@ -285,6 +291,7 @@ impl Calibrator {
             measure: provenance.measure,
             method: report.method,
             rescaler: report.final_fit.as_ref().map(SavedRescaler::from),
+            multicalibration: report.final_multicalibration.clone(),
             label: provenance.label,
             generator: provenance.generator,
             training: Training {
@@ -352,6 +359,13 @@ impl Calibrator {
         let calibrator: Calibrator =
             serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
         if let Some(defect) = calibrator.rescaler.as_ref().and_then(SavedRescaler::defect) {
+            return Err(invalid(defect));
+        }
+        if let Some(defect) = calibrator
+            .multicalibration
+            .as_ref()
+            .and_then(Multicalibrated::defect)
+        {
             return Err(invalid(defect));
         }
         match (&calibrator.rescaler, calibrator.method) {
@@ -445,7 +459,31 @@ impl Calibrator {
     /// compared on the scale they were chosen on: the raw confidence, or the
     /// calibrated one in calibrators that chose them out of fold.
     pub fn apply_with(&self, p: f64, accept: &Cutoff, reject: Option<&Cutoff>) -> Applied {
-        let calibrated = self.calibrate(p);
+        self.decide(p, self.calibrate(p), accept, reject)
+    }
+
+    /// The calibrated confidence of raw confidence `p` for an item whose
+    /// group features are `features` (in [`Multicalibrated::feature_names`]'
+    /// order): the rescaler, then the multicalibration patches.
+    pub fn calibrate_in_groups(&self, p: f64, features: &[FeatureValue]) -> f64 {
+        let base = self.calibrate(p);
+        self.multicalibration
+            .as_ref()
+            .map_or(base, |m| m.predict_values(base, features))
+    }
+
+    /// [`apply_with`](Self::apply_with) for an item with group features.
+    pub fn apply_in_groups(
+        &self,
+        p: f64,
+        features: &[FeatureValue],
+        accept: &Cutoff,
+        reject: Option<&Cutoff>,
+    ) -> Applied {
+        self.decide(p, self.calibrate_in_groups(p, features), accept, reject)
+    }
+
+    fn decide(&self, p: f64, calibrated: f64, accept: &Cutoff, reject: Option<&Cutoff>) -> Applied {
         let compared = if self.cutoffs_on == "out-of-fold" {
             calibrated
         } else {
@@ -500,6 +538,7 @@ mod tests {
             correct: f.correct,
             groups: Some(f.repo),
             target: None,
+            features: Vec::new(),
         };
         let options = CalibrateOptions {
             method,

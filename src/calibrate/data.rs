@@ -1,6 +1,7 @@
 //! The calibration engine's input: one confidence and one correctness label
 //! per item, with an optional group and target, taken from a [`Table`].
 
+use super::multical::{FeatureColumn, FeatureValues};
 use crate::table::{Location, Table, TableError};
 
 /// Columns of calibration data, one entry per item.
@@ -13,6 +14,8 @@ pub struct CalibrationData {
     pub groups: Option<Vec<String>>,
     /// A continuous quality value (e.g. similarity) for Spearman's rho.
     pub target: Option<Vec<f64>>,
+    /// Group features for multicalibration (`--group-features`).
+    pub features: Vec<FeatureColumn>,
 }
 
 /// Where correctness comes from.
@@ -70,6 +73,7 @@ impl CalibrationData {
             correct: correct?,
             groups: None,
             target: None,
+            features: Vec::new(),
         };
         if let Some(name) = &spec.group {
             let column = table.column(name)?;
@@ -91,6 +95,23 @@ impl CalibrationData {
             data.target = Some(target.collect::<Result<_, _>>()?);
         }
         Ok(data)
+    }
+
+    /// Adds the group features `names` from `table`: a column whose every
+    /// cell is a finite number is numeric, any other is categorical. An
+    /// empty cell is an error naming its line and column.
+    pub fn read_features(&mut self, table: &Table, names: &[String]) -> Result<(), DataError> {
+        for name in names {
+            let column = table.column(name)?;
+            let cells = (0..table.len())
+                .map(|row| column.text(row).map(str::to_owned))
+                .collect::<Result<Vec<String>, _>>()?;
+            self.features.push(FeatureColumn {
+                name: name.clone(),
+                values: FeatureValues::from_cells(cells),
+            });
+        }
+        Ok(())
     }
 
     pub fn len(&self) -> usize {

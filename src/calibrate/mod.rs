@@ -18,6 +18,7 @@ pub mod data;
 pub mod decompose;
 pub mod metrics;
 pub mod monitor;
+pub mod multical;
 mod ranks;
 pub mod rescale;
 pub mod runs;
@@ -66,6 +67,9 @@ pub struct CalibrateOptions {
     /// Compute smooth ECE (with its interval). Off only where a caller reads
     /// other metrics alone, as the run report's Spearman table.
     pub smooth_ece: bool,
+    /// Multicalibrate after `method` (the base rescaler) on the data's
+    /// group features, inside the same folds.
+    pub multicalibration: Option<multical::MulticalibrationParams>,
 }
 
 impl Default for CalibrateOptions {
@@ -85,6 +89,7 @@ impl Default for CalibrateOptions {
             seed: 0,
             cutoffs: CutoffParams::default(),
             smooth_ece: true,
+            multicalibration: None,
         }
     }
 }
@@ -113,6 +118,12 @@ pub enum CalibrateError {
     FinalFit(rescale::FitError),
     #[error(transparent)]
     Cutoffs(#[from] CutoffParamError),
+    #[error(transparent)]
+    Multicalibration(#[from] multical::MulticalibrationParamError),
+    #[error(
+        "multicalibration needs group features (--group-features) and a base rescaler (--method other than none)"
+    )]
+    MulticalibrationInputs,
 }
 
 /// Metrics of one set of confidences with their bootstrap intervals.
@@ -132,6 +143,21 @@ pub struct FoldFit {
     pub test_items: usize,
     #[serde(flatten)]
     pub rescaler: Rescaler,
+    /// The fold's multicalibration patches after the rescaler (their count
+    /// in the JSON).
+    #[serde(
+        rename = "patches",
+        serialize_with = "patch_count",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub multicalibration: Option<multical::Multicalibrated>,
+}
+
+fn patch_count<S: serde::Serializer>(
+    fit: &Option<multical::Multicalibrated>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(fit.as_ref().map_or(0, |f| f.patches.len() as u64))
 }
 
 /// Reliability-diagram bins of the raw and rescaled confidences.
@@ -175,6 +201,12 @@ pub struct CalibrationReport {
     /// The rescaler fitted on every item after the cross-validated
     /// evaluation: the one a saved calibrator applies to new items.
     pub final_fit: Option<Rescaler>,
+    /// The multicalibration fitted on every item after the final rescaler.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_multicalibration: Option<multical::Multicalibrated>,
+    /// Group by group, out of fold: raw, base rescaler, multicalibrated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicalibration: Option<multical::MulticalibrationReport>,
     /// Which confidences the cutoffs were chosen on: "raw" (the confidence
     /// the deployed rule compares; earlier calibrators said "out-of-fold").
     pub cutoffs_on: &'static str,
@@ -213,6 +245,12 @@ pub fn calibrate(
         return Err(CalibrateError::NoBins);
     }
     let params = RescalerParams::new(options.method, options.penalty, options.bins.count)?;
+    if let Some(mc) = &options.multicalibration {
+        mc.check()?;
+        if data.features.is_empty() || params.is_none() {
+            return Err(CalibrateError::MulticalibrationInputs);
+        }
+    }
     let units = if options.bootstrap_by_group {
         let groups = data.groups.as_deref();
         Units::groups(groups.ok_or(CalibrateError::BootstrapGroupsRequired)?)
@@ -238,6 +276,7 @@ pub fn calibrate(
     let RescaledSide {
         out_of_fold,
         final_fit,
+        final_multicalibration,
         rescaled_items,
         evaluated: mut rescaled,
     } = rescaled_side?;
@@ -271,6 +310,28 @@ pub fn calibrate(
         }
         raw.evaluation.ci = intervals.pop().unwrap_or_default();
     }
+    let multicalibration = match (&out_of_fold, &final_multicalibration, &rescaled_items) {
+        (Some(oof), Some(fit), Some(items)) => oof.base_confidence.as_ref().map(|base| {
+            let raw: Vec<f64> = oof.items.iter().map(|&i| data.confidence[i]).collect();
+            let compared = multical::diagnostics::Compared {
+                items: &oof.items,
+                raw: &raw,
+                base,
+                multicalibrated: &oof.confidence,
+                correct: &items.correct,
+            };
+            let bins = options.bins.count;
+            multical::MulticalibrationReport::new(
+                fit,
+                &data.features,
+                &compared,
+                bins,
+                options.bootstrap,
+                options.seed,
+            )
+        }),
+        _ => None,
+    };
     let untested_items = out_of_fold
         .as_ref()
         .map_or(0, |o| data.len() - o.items.len());
@@ -332,6 +393,8 @@ pub fn calibrate(
         bucket_collapse,
         rescaler: out_of_fold.map(|o| o.fits).unwrap_or_default(),
         final_fit,
+        final_multicalibration,
+        multicalibration,
         cutoffs_on,
         cutoffs,
         other_procedures,
@@ -413,6 +476,7 @@ mod tests {
             correct: f.correct.iter().flat_map(|&y| [y; 5]).collect(),
             groups: Some(f.repo.iter().flat_map(|g| vec![g.clone(); 5]).collect()),
             target: None,
+            features: Vec::new(),
         };
         let width = |by_group: bool, data: &CalibrationData| {
             let options = CalibrateOptions {
@@ -437,6 +501,7 @@ mod tests {
             correct: f.correct,
             groups: Some(f.repo),
             target: Some(f.similarity),
+            features: Vec::new(),
         }
     }
 
@@ -497,6 +562,7 @@ mod tests {
             correct: (0..n).map(|i| i % 3 == 0).collect(),
             groups: None,
             target: None,
+            features: Vec::new(),
         };
         let options = CalibrateOptions {
             bootstrap: 0,
@@ -530,6 +596,7 @@ mod tests {
                     .collect(),
             ),
             target: None,
+            features: Vec::new(),
         };
         let options = CalibrateOptions {
             cv: CvStrategy::SeedBalanced,
@@ -558,6 +625,7 @@ mod tests {
             correct: (0..n).map(|i| i < 50).collect(),
             groups: Some((0..n).map(|i| format!("repo{}", i / 25)).collect()),
             target: None,
+            features: Vec::new(),
         };
         let options = |by_group| CalibrateOptions {
             method: Method::None,

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::cutoffs::RankedItems;
 use super::metrics::Bin;
+use super::multical::{Multicalibrated, MulticalibrationParams};
 use super::{
     CalibrateError, CalibrateOptions, CalibrationData, CutoffParams, Cutoffs, Evaluation, FoldFit,
     Intervals, Procedure, Rescaler, RescalerParams, Sample, cv, selective, smooth,
@@ -21,6 +22,9 @@ pub(super) struct OutOfFold {
     /// Tested items, ascending.
     pub(super) items: Vec<usize>,
     pub(super) confidence: Vec<f64>,
+    /// With multicalibration: the base rescaler's prediction of each tested
+    /// item, before the patches (`confidence` is after).
+    pub(super) base_confidence: Option<Vec<f64>>,
     pub(super) fits: Vec<FoldFit>,
 }
 
@@ -29,6 +33,7 @@ pub(super) struct OutOfFold {
 pub(super) struct RescaledSide {
     pub(super) out_of_fold: Option<OutOfFold>,
     pub(super) final_fit: Option<Rescaler>,
+    pub(super) final_multicalibration: Option<Multicalibrated>,
     pub(super) rescaled_items: Option<RescaledItems>,
     pub(super) evaluated: Option<Evaluated>,
 }
@@ -60,6 +65,7 @@ pub(super) fn rescaled_side(
         return Ok(RescaledSide {
             out_of_fold: None,
             final_fit: None,
+            final_multicalibration: None,
             rescaled_items: None,
             evaluated: None,
         });
@@ -77,19 +83,26 @@ pub(super) fn rescaled_side(
     // runs beside the out-of-fold evaluation rather than the folds' fits.
     let (final_fit, evaluated) = rayon::join(
         || {
-            params
+            let fit = params
                 .fit_inputs(&inputs, &data.correct)
-                .map_err(CalibrateError::FinalFit)
+                .map_err(CalibrateError::FinalFit)?;
+            let all: Vec<usize> = (0..data.len()).collect();
+            let patches = options
+                .multicalibration
+                .as_ref()
+                .map(|mc| multicalibrate(mc, &fit, &inputs, data, &all));
+            Ok::<_, CalibrateError>((fit, patches))
         },
         || {
             let sample = items.sample(&out_of_fold.confidence, options);
             evaluate(&sample, &out_of_fold.confidence, &items.correct)
         },
     );
-    let final_fit = final_fit?;
+    let (final_fit, final_multicalibration) = final_fit?;
     Ok(RescaledSide {
         out_of_fold: Some(out_of_fold),
         final_fit: Some(final_fit),
+        final_multicalibration,
         rescaled_items: Some(items),
         evaluated: Some(evaluated),
     })
@@ -206,7 +219,7 @@ fn rescale_out_of_fold(
         data.groups.as_deref(),
         options.seed,
     )?;
-    let fitted: Vec<(FoldFit, Vec<(usize, f64)>)> = (0..folds.test.len())
+    let fitted: Vec<(FoldFit, Vec<Predicted>)> = (0..folds.test.len())
         .into_par_iter()
         .map(|f| {
             let train = folds.train(f, n);
@@ -215,20 +228,31 @@ fn rescale_out_of_fold(
             let rescaler = params
                 .fit_inputs(&train_inputs, &labels)
                 .map_err(|source| CalibrateError::Fit { fold: f, source })?;
+            let multicalibration = options
+                .multicalibration
+                .as_ref()
+                .map(|mc| multicalibrate(mc, &rescaler, inputs, data, &train));
             let predictions = folds.test[f]
                 .iter()
-                .map(|&i| (i, rescaler.predict_input(inputs[i])))
+                .map(|&i| {
+                    let base = rescaler.predict_input(inputs[i]);
+                    let patched = multicalibration
+                        .as_ref()
+                        .map_or(base, |m| m.predict(base, &data.features, i));
+                    (i, (base, patched))
+                })
                 .collect();
             let fit = FoldFit {
                 fold: f,
                 train_items: train.len(),
                 test_items: folds.test[f].len(),
                 rescaler,
+                multicalibration,
             };
             Ok((fit, predictions))
         })
         .collect::<Result<_, CalibrateError>>()?;
-    let mut predicted: Vec<Option<f64>> = vec![None; n];
+    let mut predicted: Vec<Option<(f64, f64)>> = vec![None; n];
     let mut fits = Vec::with_capacity(fitted.len());
     for (fit, predictions) in fitted {
         for (i, p) in predictions {
@@ -237,10 +261,39 @@ fn rescale_out_of_fold(
         fits.push(fit);
     }
     let items: Vec<usize> = (0..n).filter(|&i| predicted[i].is_some()).collect();
-    let confidence = items.iter().filter_map(|&i| predicted[i]).collect();
+    let confidence = items
+        .iter()
+        .filter_map(|&i| predicted[i].map(|p| p.1))
+        .collect();
+    let base_confidence = options.multicalibration.is_some().then(|| {
+        items
+            .iter()
+            .filter_map(|&i| predicted[i].map(|p| p.0))
+            .collect()
+    });
     Ok(OutOfFold {
         items,
         confidence,
+        base_confidence,
         fits,
     })
+}
+
+/// A tested item, its base prediction and its prediction after the patches
+/// (the same without multicalibration).
+type Predicted = (usize, (f64, f64));
+
+/// Multicalibration on `items` after `rescaler`, from their rescaler inputs.
+fn multicalibrate(
+    params: &MulticalibrationParams,
+    rescaler: &Rescaler,
+    inputs: &[f64],
+    data: &CalibrationData,
+    items: &[usize],
+) -> Multicalibrated {
+    let base: Vec<f64> = items
+        .iter()
+        .map(|&i| rescaler.predict_input(inputs[i]))
+        .collect();
+    params.fit(&base, &data.correct, &data.features, items)
 }

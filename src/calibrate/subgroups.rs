@@ -137,6 +137,7 @@ fn fit_within(
             .as_ref()
             .map(|g| items.iter().map(|&i| g[i].clone()).collect()),
         target: None,
+        features: Vec::new(),
     };
     let quick = CalibrateOptions {
         bootstrap: 0,
@@ -188,6 +189,7 @@ mod tests {
             correct,
             groups: None,
             target: None,
+            features: Vec::new(),
         };
         let options = CalibrateOptions {
             method: Method::Platt,

@@ -10,6 +10,7 @@ use clap::Args;
 
 use codecal::artifact::refuse_unsafe_outputs;
 use codecal::calibrate::calibrator::LabelDefinition;
+use codecal::calibrate::multical::MulticalibrationParams;
 use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, Calibrator, ColumnSpec, CutoffParams,
     CvStrategy, LabelSource, Method, Procedure, Provenance, calibrate, choose_cutoffs_by_group,
@@ -60,9 +61,32 @@ pub struct CalibrateArgs {
     /// default L2 penalty (C = 1, intercept free); platt-ln: the same on ln(p);
     /// platt-p: the same on p itself ("Open the Oyster", Eq. 4); temperature: slope
     /// only; isotonic: pool-adjacent-violators; histogram: success rate per bin;
-    /// none: raw metrics only.
+    /// none: raw metrics only; multicalibration: --base, then patches that
+    /// calibrate every group of --group-features (Hébert-Johnson et al. 2018).
+    #[arg(long, default_value = "platt", value_parser = method_choice)]
+    method: MethodChoice,
+    /// With --method multicalibration: the base rescaler fitted first.
     #[arg(long, value_enum, default_value_t = Method::Platt)]
-    method: Method,
+    base: Method,
+    /// Columns whose values define groups for --method multicalibration:
+    /// text columns as given, numeric columns in quantile bins.
+    #[arg(long, value_delimiter = ',')]
+    group_features: Vec<String>,
+    /// Multicalibration: the gap a group-and-bin cell may keep.
+    #[arg(long, default_value_t = 0.02, value_parser = super::finite)]
+    mc_alpha: f64,
+    /// Multicalibration: fewest training items in a cell for it to be corrected.
+    #[arg(long, default_value_t = 50)]
+    mc_min_items: usize,
+    /// Multicalibration: most group features intersected in one group (1 to 4).
+    #[arg(long, default_value_t = 2)]
+    mc_depth: usize,
+    /// Multicalibration: quantile bins of a numeric group feature (2 to 100).
+    #[arg(long, default_value_t = 4)]
+    mc_quantiles: usize,
+    /// Multicalibration: most patches.
+    #[arg(long, default_value_t = 500)]
+    mc_rounds: usize,
     /// Fit the logistic rescalers without the L2 penalty (maximum likelihood).
     #[arg(long)]
     no_penalty: bool,
@@ -152,14 +176,19 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         group: args.group.clone(),
         target: args.target.clone(),
     };
-    let data = CalibrationData::from_table(&table, &spec)?;
+    let mut data = CalibrationData::from_table(&table, &spec)?;
+    let multicalibration = multicalibration_params(&args)?;
+    if multicalibration.is_some() {
+        data.read_features(&table, &args.group_features)?;
+    }
     let default_cv = if args.group.is_some() {
         CvStrategy::Group
     } else {
         CvStrategy::Kfold
     };
     let options = CalibrateOptions {
-        method: args.method,
+        method: args.method.base(args.base),
+        multicalibration,
         penalty: !args.no_penalty,
         cv: args.cv.unwrap_or(default_cv),
         folds: args.folds,
@@ -202,6 +231,58 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         print!("{}", report::markdown(&report));
     }
     Ok(())
+}
+
+/// `--method`: a rescaler, or multicalibration on top of `--base`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum MethodChoice {
+    Rescale(Method),
+    Multicalibration,
+}
+
+impl MethodChoice {
+    fn base(self, base: Method) -> Method {
+        match self {
+            MethodChoice::Rescale(method) => method,
+            MethodChoice::Multicalibration => base,
+        }
+    }
+}
+
+fn method_choice(text: &str) -> Result<MethodChoice, String> {
+    if text == "multicalibration" {
+        return Ok(MethodChoice::Multicalibration);
+    }
+    <Method as clap::ValueEnum>::from_str(text, false)
+        .map(MethodChoice::Rescale)
+        .map_err(|_| {
+            format!("no method {text:?}; use platt, platt-ln, platt-p, temperature, isotonic, histogram, none or multicalibration")
+        })
+}
+
+/// The multicalibration settings of `--method multicalibration`, checked.
+fn multicalibration_params(args: &CalibrateArgs) -> anyhow::Result<Option<MulticalibrationParams>> {
+    if args.method != MethodChoice::Multicalibration {
+        anyhow::ensure!(
+            args.group_features.is_empty(),
+            "--group-features needs --method multicalibration"
+        );
+        return Ok(None);
+    }
+    anyhow::ensure!(
+        !args.group_features.is_empty(),
+        "--method multicalibration needs --group-features COLUMN,..."
+    );
+    let params = MulticalibrationParams {
+        alpha: args.mc_alpha,
+        min_items: args.mc_min_items,
+        depth: args.mc_depth,
+        quantiles: args.mc_quantiles,
+        max_rounds: args.mc_rounds,
+        ..MulticalibrationParams::default()
+    };
+    params.check()?;
+    Ok(Some(params))
 }
 
 /// The threshold on --score: given, or read from a thresholds file.

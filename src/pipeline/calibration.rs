@@ -55,6 +55,7 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             ..CutoffParams::default()
         },
         smooth_ece: true,
+        multicalibration: None,
     })
 }
 

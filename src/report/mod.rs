@@ -8,6 +8,7 @@
 mod bar_chart;
 mod decisions;
 mod html;
+mod multicalibration;
 mod reliability;
 mod risk_coverage;
 pub mod run;
@@ -219,6 +220,10 @@ pub fn markdown(report: &CalibrationReport) -> String {
     }
     out += "\n";
     out += &decision_markdown(report);
+    if let Some(mc) = &report.multicalibration {
+        out += "\n";
+        out += &multicalibration::multicalibration_markdown(mc, method_name(report.method));
+    }
     for groups in &report.subgroups {
         out += "\n";
         out += &subgroups_markdown(groups);

@@ -190,11 +190,11 @@ impl PlattValidParams {
         let params = &self.0;
         check_training_set(x, labels)?;
         let ridge = params.inverse_penalty.map_or(0.0, |c| 1.0 / c);
-        if ridge == 0.0 && separable(&x, labels, params.fit_intercept) {
+        if ridge == 0.0 && separable(x, labels, params.fit_intercept) {
             return Err(FitError::Separable);
         }
         let objective = Objective {
-            x: &x,
+            x,
             y: labels,
             ridge,
         };

@@ -156,6 +156,7 @@ pub(crate) fn calibrate_and_report(
                             .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
                             .collect(),
                     ),
+                    features: Vec::new(),
                 };
                 for (point, threshold) in &points {
                     let data = data(metric, *threshold);

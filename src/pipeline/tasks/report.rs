@@ -372,6 +372,7 @@ fn measure_column(
         correct: Vec::new(),
         groups: Some(Vec::new()),
         target: None,
+        features: Vec::new(),
     };
     let mut missing = 0;
     for ((generation, verdict), answer) in generations.iter().zip(verdicts).zip(answer_measures) {
@@ -804,6 +805,7 @@ mod tests {
                 correct: f.correct,
                 groups: Some(f.repo),
                 target: None,
+                features: Vec::new(),
             };
             let options = CalibrateOptions {
                 bootstrap: 0,
