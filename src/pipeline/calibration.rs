@@ -7,13 +7,14 @@ use std::path::Path;
 
 use super::PipelineError;
 use super::artifacts::stage_error;
-use super::config::{RunConfig, enum_value};
+use super::config::{MULTICALIBRATION, RunConfig, enum_value};
 use super::generation::generation_params;
 use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
+use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
@@ -29,8 +30,16 @@ pub(crate) const REPORT_REVISION: u32 = 4;
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
+    let c = &config.calibration;
+    let (method, multicalibration) = if c.method == MULTICALIBRATION {
+        let base = c.base.as_deref().unwrap_or("platt");
+        let params = c.multicalibration.clone().unwrap_or_default();
+        (enum_value("calibration.base", base)?, Some(params))
+    } else {
+        (enum_value("calibration.method", &c.method)?, None)
+    };
     Ok(CalibrateOptions {
-        method: enum_value("calibration.method", &config.calibration.method)?,
+        method,
         penalty: true,
         cv: enum_value("calibration.cv", &config.calibration.cv)?,
         folds: config.calibration.folds,
@@ -55,7 +64,7 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
             ..CutoffParams::default()
         },
         smooth_ece: true,
-        multicalibration: None,
+        multicalibration,
     })
 }
 
@@ -525,6 +534,59 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
         ),
         rows,
     }
+}
+
+/// The multicalibration table, where the cells were multicalibrated: per
+/// cell, the worst group by the base rescaler's ECE before and after, and
+/// the Brier skill and multicalibration error of both, out of fold.
+pub(crate) fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
+    let fmt = |v: &WithInterval| match v.ci {
+        Some([lo, hi]) => format!("{:.3} [{lo:.3}, {hi:.3}]", v.value),
+        None => format!("{:.3}", v.value),
+    };
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|row| {
+            let mc = row.report.multicalibration.as_ref()?;
+            let mut cells = row.key.clone();
+            cells.extend([
+                mc.worst_group.clone().unwrap_or_else(|| "–".into()),
+                mc.worst_before.as_ref().map_or("–".into(), fmt),
+                mc.worst_after.as_ref().map_or("–".into(), fmt),
+                fmt(&mc.skill_base),
+                fmt(&mc.skill_multicalibrated),
+                format!("{:.4}", mc.multicalibration_error.base),
+                format!("{:.4}", mc.multicalibration_error.multicalibrated),
+                mc.patches.to_string(),
+            ]);
+            Some(cells)
+        })
+        .collect();
+    if table_rows.is_empty() {
+        return None;
+    }
+    Some(Named {
+        file: "multicalibration",
+        title: "Multicalibration after the base rescaler (Hébert-Johnson et al. 2018), out of \
+                fold: the worst group by the base rescaler's ECE, before and after, and Brier \
+                skill and multicalibration error on every tested item; the per-group tables are \
+                in each cell's calibration/ table.md"
+            .into(),
+        header: header(
+            key,
+            &[
+                "worst group",
+                "its ECE, base",
+                "its ECE, multicalibrated",
+                "skill, base",
+                "skill, multicalibrated",
+                "MC error, base",
+                "MC error, multicalibrated",
+                "patches",
+            ],
+        ),
+        rows: table_rows,
+    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
+use super::group_features::GROUP_FEATURES;
+use crate::calibrate::multical::MulticalibrationParams;
 use crate::calibrate::{CvStrategy, Method};
 use crate::confidence::TOKEN_MEASURES;
 use crate::confidence::reflective::Measure;
@@ -315,6 +317,17 @@ pub struct CalibrationConfig {
     /// The least share of items an accept cutoff must accept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_coverage: Option<f64>,
+    /// With `method = "multicalibration"`: the base rescaler (default platt).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// With `method = "multicalibration"`: the columns whose groups are
+    /// calibrated (see `group_features::GROUP_FEATURES`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub group_features: Vec<String>,
+    /// With `method = "multicalibration"`: its settings
+    /// (`[calibration.multicalibration]`, each key optional).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multicalibration: Option<MulticalibrationParams>,
 }
 
 impl Default for CalibrationConfig {
@@ -332,9 +345,15 @@ impl Default for CalibrationConfig {
             reject_precision: None,
             procedure: None,
             min_coverage: None,
+            base: None,
+            group_features: Vec::new(),
+            multicalibration: None,
         }
     }
 }
+
+/// `[calibration] method` for multicalibration after `base`.
+pub(crate) const MULTICALIBRATION: &str = "multicalibration";
 
 fn yes() -> bool {
     true
@@ -517,9 +536,53 @@ impl RunConfig {
                 ));
             }
         }
-        enum_value::<Method>("calibration.method", &self.calibration.method)?;
+        self.check_rescaling()?;
         enum_value::<CvStrategy>("calibration.cv", &self.calibration.cv)?;
         self.check_ranges()
+    }
+
+    /// The method (or multicalibration, its base and its group features).
+    fn check_rescaling(&self) -> Result<(), ConfigError> {
+        let c = &self.calibration;
+        if c.method != MULTICALIBRATION {
+            enum_value::<Method>("calibration.method", &c.method)?;
+            if !c.group_features.is_empty() || c.multicalibration.is_some() {
+                return Err(key_error(
+                    "calibration.group_features",
+                    "group_features and [calibration.multicalibration] need method = \"multicalibration\"",
+                ));
+            }
+            return Ok(());
+        }
+        enum_value::<Method>("calibration.base", c.base.as_deref().unwrap_or("platt"))?;
+        if let Some(params) = &c.multicalibration {
+            params
+                .check()
+                .map_err(|e| key_error("calibration.multicalibration", e.to_string()))?;
+        }
+        if c.group_features.is_empty() {
+            return Err(key_error(
+                "calibration.group_features",
+                format!(
+                    "multicalibration needs at least one of: {}",
+                    GROUP_FEATURES.join(", ")
+                ),
+            ));
+        }
+        match c
+            .group_features
+            .iter()
+            .find(|f| !GROUP_FEATURES.contains(&f.as_str()))
+        {
+            Some(unknown) => Err(key_error(
+                "calibration.group_features",
+                format!(
+                    "unknown feature {unknown:?} (expected one of: {})",
+                    GROUP_FEATURES.join(", ")
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Every numeric key within its documented range, so that a bad value

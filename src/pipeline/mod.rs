@@ -16,6 +16,7 @@ mod artifacts;
 mod calibration;
 pub mod config;
 mod generation;
+mod group_features;
 mod own_code;
 mod run_report;
 mod summarize;

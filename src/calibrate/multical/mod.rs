@@ -43,6 +43,7 @@ pub use groups::{
 
 /// Settings of the multicalibration fit; see the module's documentation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MulticalibrationParams {
     /// Gap a cell may keep.
     pub alpha: f64,

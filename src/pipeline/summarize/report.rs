@@ -20,6 +20,7 @@ use crate::pipeline::calibration::{
     sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
+use crate::pipeline::group_features::{ItemFacts, feature_columns};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
@@ -108,6 +109,7 @@ pub(crate) fn calibrate_and_report(
     let metric = &config.scoring.metric;
     let raw_only = CalibrateOptions {
         method: Method::None,
+        multicalibration: None,
         ..options.clone()
     };
     // Table I reads only Spearman's rho from its calibrations.
@@ -156,7 +158,18 @@ pub(crate) fn calibrate_and_report(
                             .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
                             .collect(),
                     ),
-                    features: Vec::new(),
+                    features: feature_columns(
+                        &config.calibration.group_features,
+                        &rows
+                            .iter()
+                            .map(|i| ItemFacts {
+                                language: &i.language,
+                                repository: &i.repo,
+                                code_chars: i.code_chars,
+                                answer_chars: i.summary_chars,
+                            })
+                            .collect::<Vec<_>>(),
+                    ),
                 };
                 for (point, threshold) in &points {
                     let data = data(metric, *threshold);

@@ -26,6 +26,7 @@ use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::LabelDefinition;
+use crate::calibrate::multical::FeatureColumn;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
@@ -37,9 +38,10 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
-    sample_size_note,
+    multicalibration_table, sample_size_note,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
+use crate::pipeline::group_features::{ItemFacts, feature_columns};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
@@ -147,8 +149,9 @@ pub(crate) fn calibrate_and_report(
             .zip(&verdicts)
             .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
             .collect();
+        let features = task_features(&generations, &verdicts, &config.calibration.group_features);
         for measure in &measures {
-            let column = measure_column(
+            let mut column = measure_column(
                 &generations,
                 &verdicts,
                 &answer_measures,
@@ -156,6 +159,7 @@ pub(crate) fn calibrate_and_report(
                 baseline,
                 &groups,
             );
+            column.data.features = features.clone();
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
             let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
@@ -357,6 +361,41 @@ fn verdict_line(verdict: &Value) -> String {
     }
 }
 
+/// The group features `names` of every item, for multicalibration.
+fn task_features(
+    generations: &[Value],
+    verdicts: &[Value],
+    names: &[String],
+) -> Vec<FeatureColumn> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let facts: Vec<(String, String, usize, usize)> = generations
+        .iter()
+        .zip(verdicts)
+        .map(|(generation, verdict)| {
+            (
+                text_field(generation, "language"),
+                text_field(generation, "repo"),
+                text_field(generation, "code").chars().count(),
+                text_field(verdict, "answer").chars().count(),
+            )
+        })
+        .collect();
+    let items: Vec<ItemFacts> = facts
+        .iter()
+        .map(
+            |(language, repository, code_chars, answer_chars)| ItemFacts {
+                language,
+                repository,
+                code_chars: *code_chars,
+                answer_chars: *answer_chars,
+            },
+        )
+        .collect();
+    feature_columns(names, &items)
+}
+
 /// Every item's confidence under `measure` and its verdict; a missing value
 /// counts as 0.
 fn measure_column(
@@ -431,6 +470,7 @@ fn oyster_calibration(
     let platt_p = CalibrateOptions {
         method: Method::PlattP,
         penalty: false,
+        multicalibration: None,
         ..options.clone()
     };
     // Plain likelihood has no unique optimum for a confidence that does not
@@ -524,6 +564,7 @@ fn calibrate_or_raw(
             notes.push(format!("{label} {measure}: not rescaled ({e})"));
             let raw_only = CalibrateOptions {
                 method: Method::None,
+                multicalibration: None,
                 ..options.clone()
             };
             calibrate(data, &raw_only).map_err(stage_error)
@@ -758,7 +799,12 @@ fn write_tables(
         decision_table(&key, &cell_rows),
     ];
     let size = sample_size_note(&cell_rows);
-    let tables = tables.into_iter().chain(extra).collect::<Vec<_>>();
+    let multicalibration = multicalibration_table(&key, &cell_rows);
+    let tables = tables
+        .into_iter()
+        .chain(extra)
+        .chain(multicalibration)
+        .collect::<Vec<_>>();
     let intro = format!(
         "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
          Cross-validation folds never split one problem's answers. Intervals are 95% \
