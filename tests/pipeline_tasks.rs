@@ -503,6 +503,31 @@ fn out_of_range_numbers_are_refused_before_any_stage() {
             "[generation]\nmax_tokens = 0\n[calibration]",
             "generation.max_tokens",
         ),
+        (
+            "folds = 3",
+            "folds = 3\ngroup_features = [\"complexity\"]",
+            "calibration.group_features",
+        ),
+        (
+            "folds = 3",
+            "folds = 3\nmethod = \"multicalibration\"\ngroup_features = [\"colour\"]",
+            "calibration.group_features",
+        ),
+        (
+            "folds = 3",
+            "folds = 3\nmethod = \"multicalibration\"",
+            "calibration.group_features",
+        ),
+        (
+            "folds = 3",
+            "folds = 3\nmethod = \"multicalibration\"\nbase = \"none\"\ngroup_features = [\"complexity\"]",
+            "calibration.base",
+        ),
+        (
+            "bootstrap = 50",
+            "bootstrap = 50\nmethod = \"multicalibration\"\ngroup_features = [\"complexity\"]\n[calibration.multicalibration]\nalpha = 2.0",
+            "calibration.multicalibration",
+        ),
     ] {
         let config = write_config(dir.path(), &server, "cruxeval-output", &dataset);
         let text = std::fs::read_to_string(&config).unwrap();

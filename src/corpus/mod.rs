@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod code_metrics;
 pub mod mine;
 
 /// One function and its reference summary.

@@ -554,7 +554,13 @@ impl RunConfig {
             }
             return Ok(());
         }
-        enum_value::<Method>("calibration.base", c.base.as_deref().unwrap_or("platt"))?;
+        let base = enum_value::<Method>("calibration.base", c.base.as_deref().unwrap_or("platt"))?;
+        if base == Method::None {
+            return Err(key_error(
+                "calibration.base",
+                "multicalibration starts from a rescaler; none is not one",
+            ));
+        }
         if let Some(params) = &c.multicalibration {
             params
                 .check()

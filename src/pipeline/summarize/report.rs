@@ -66,6 +66,8 @@ struct Item {
     /// Characters of the function's code and of the generated summary.
     code_chars: usize,
     summary_chars: usize,
+    /// The function's code (for group features that parse it).
+    code: String,
 }
 
 /// A calibration result with where it belongs in the tables.
@@ -165,6 +167,7 @@ pub(crate) fn calibrate_and_report(
                             .map(|i| ItemFacts {
                                 language: &i.language,
                                 repository: &i.repo,
+                                code: &i.code,
                                 code_chars: i.code_chars,
                                 answer_chars: i.summary_chars,
                             })
@@ -353,6 +356,7 @@ fn load_items(
             Item {
                 index: first_index + position,
                 code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
+                code: row["code"].as_str().unwrap_or_default().to_owned(),
                 summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
                 similarity: similarity.get(&id).cloned().unwrap_or_default(),
                 language: text_field(row, "language"),

@@ -370,24 +370,32 @@ fn task_features(
     if names.is_empty() {
         return Vec::new();
     }
-    let facts: Vec<(String, String, usize, usize)> = generations
+    // The code a group feature parses is the problem's code completed by the
+    // answer: what a deployed item carries too.
+    let facts: Vec<(String, String, String, usize, usize)> = generations
         .iter()
         .zip(verdicts)
         .map(|(generation, verdict)| {
+            let code = text_field(generation, "code");
+            let answer = text_field(verdict, "answer");
+            let (code_chars, answer_chars) = (code.chars().count(), answer.chars().count());
+            let completed = code + &answer;
             (
                 text_field(generation, "language"),
                 text_field(generation, "repo"),
-                text_field(generation, "code").chars().count(),
-                text_field(verdict, "answer").chars().count(),
+                completed,
+                code_chars,
+                answer_chars,
             )
         })
         .collect();
     let items: Vec<ItemFacts> = facts
         .iter()
         .map(
-            |(language, repository, code_chars, answer_chars)| ItemFacts {
+            |(language, repository, code, code_chars, answer_chars)| ItemFacts {
                 language,
                 repository,
+                code,
                 code_chars: *code_chars,
                 answer_chars: *answer_chars,
             },
