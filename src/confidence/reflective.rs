@@ -324,9 +324,9 @@ impl Inquiry {
                 out["confidence"] = json!(rating.map(|r| f64::from(r - 1) / 3.0));
             }
             Measure::OysterIntrinsic => {
-                let (answer, rest) = reply.split_once('\n').unwrap_or((reply, ""));
-                out["answer"] = json!(answer.trim());
-                out["confidence"] = json!(parse_probability(rest));
+                let (answer, confidence) = split_intrinsic(reply);
+                out["answer"] = json!(answer);
+                out["confidence"] = json!(confidence);
             }
             Measure::VerbalizedProbability
             | Measure::OysterReassess
@@ -380,6 +380,31 @@ pub fn p_true(tokens: &[Token]) -> (f64, f64) {
     (t, normalized)
 }
 
+/// An intrinsic reply's answer and confidence ("Open the Oyster" §3, step 1).
+/// The template asks for the answer, then a line "Confidence: N%". The
+/// answer is every line before the last line that names a confidence and
+/// holds a probability, so an answer of several lines (REval's questions
+/// with more than one `??`) stays whole; without such a line, the answer is
+/// the first line and the confidence the first probability after it.
+pub fn split_intrinsic(reply: &str) -> (String, Option<f64>) {
+    let lines: Vec<&str> = reply.lines().collect();
+    let stated = (1..lines.len()).rev().find_map(|k| {
+        let line = lines[k];
+        let names = line.to_ascii_lowercase().contains("confiden");
+        names
+            .then(|| parse_probability(line))
+            .flatten()
+            .map(|p| (k, p))
+    });
+    match stated {
+        Some((k, p)) => (lines[..k].join("\n").trim().to_owned(), Some(p)),
+        None => {
+            let (answer, rest) = reply.split_once('\n').unwrap_or((reply, ""));
+            (answer.trim().to_owned(), parse_probability(rest))
+        }
+    }
+}
+
 /// The first 1-4 rating in a reply.
 pub fn parse_rating(text: &str) -> Option<u8> {
     text.chars()
@@ -417,6 +442,29 @@ mod tests {
         assert_eq!(parse_probability("1"), Some(1.0));
         assert_eq!(parse_probability("250"), None);
         assert_eq!(parse_probability("sure"), None);
+    }
+
+    /// Issue "fidelity, third pass", item 3: before, only the first line was
+    /// the answer, and the second line's "2" was read as a 2% confidence.
+    #[test]
+    fn an_intrinsic_answer_of_several_lines_stays_whole() {
+        let reply = "x = 1\ny = 2\nConfidence: 80%";
+        assert_eq!(
+            split_intrinsic(reply),
+            ("x = 1\ny = 2".to_owned(), Some(0.8))
+        );
+        assert_eq!(
+            split_intrinsic("[1, 2]\nConfidence: 90%\n"),
+            ("[1, 2]".to_owned(), Some(0.9))
+        );
+        // No confidence line: the first line is the answer, as before.
+        assert_eq!(split_intrinsic("42\n75%"), ("42".to_owned(), Some(0.75)));
+        assert_eq!(split_intrinsic("'abc'"), ("'abc'".to_owned(), None));
+        // A confidence line with no number is no confidence line.
+        assert_eq!(
+            split_intrinsic("a\nb\nConfidence: high"),
+            ("a".to_owned(), None)
+        );
     }
 
     #[test]

@@ -404,6 +404,8 @@ pub fn judging_rules_fingerprint() -> String {
         include_str!("turbulence/mod.rs"),
         include_str!("turbulence/judge.py"),
         include_str!("../sandbox/mod.rs"),
+        // The split of an "Open the Oyster" intrinsic reply into its answer.
+        include_str!("../confidence/reflective.rs"),
     );
     crate::digest::sha256_hex(sources.as_bytes())
 }

@@ -19,7 +19,7 @@ use super::config::RunConfig;
 use super::generation::{backend_label, generations};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
-use crate::confidence::reflective::Measure;
+use crate::confidence::reflective::{Measure, split_intrinsic};
 use crate::confidence::token_range;
 use crate::corpus::mine::python_stdlib;
 use crate::generate::Token;
@@ -253,9 +253,14 @@ fn verdicts(
                 .zip(&pairs)
                 .enumerate()
                 .filter_map(|(i, (row, (problem, _)))| {
-                    let reply =
-                        row["reflective"][Measure::OysterIntrinsic.name()]["answer"].as_str()?;
-                    Some((i, (*problem, answer::extract(dataset.task(), reply))))
+                    // Split from the whole reply, so that generations written
+                    // before multi-line answers were kept whole are re-read.
+                    let intrinsic = &row["reflective"][Measure::OysterIntrinsic.name()];
+                    let reply = match intrinsic["reply"].as_str() {
+                        Some(reply) => split_intrinsic(reply).0,
+                        None => intrinsic["answer"].as_str()?.to_owned(),
+                    };
+                    Some((i, (*problem, answer::extract(dataset.task(), &reply))))
                 })
                 .collect();
             let all: Vec<(&Problem, String)> = pairs
