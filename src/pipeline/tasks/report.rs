@@ -542,6 +542,16 @@ fn confidence_of(
     if measure == ASK_TRUE_NORMALIZED {
         return generation["reflective"][ASK_TRUE]["p_true_normalized"].as_f64();
     }
+    // One rule for the three "Open the Oyster" strategies: a reply with no
+    // confidence is missing (and counts as 0, as the intrinsic one always
+    // did), not the 0.5 that the generation stage records as its fallback
+    // (issue "fidelity, third pass", item 2).
+    let reflective = &generation["reflective"][measure];
+    let oyster =
+        measure == Measure::OysterReassess.name() || measure == Measure::OysterReflective.name();
+    if oyster && reflective["fallback"].as_bool() == Some(true) {
+        return None;
+    }
     generation["confidence"][measure]
         .as_f64()
         .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
@@ -798,7 +808,8 @@ fn write_tables(
             file: "oyster",
             title: "Open the Oyster: ECE (Eq. 5), Brier and Performance Score (Eqs. 7-8), \
                     raw and rescaled with Platt on p (Eq. 4, plain maximum likelihood, no \
-                    penalty)"
+                    penalty); in every strategy a reply with no confidence counts as 0 \
+                    (Table 8 counts them)"
                 .into(),
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
@@ -844,6 +855,24 @@ mod tests {
     use super::*;
     use crate::calibrate::Rescaler;
     use crate::calibrate::metrics::tests::fixture;
+
+    /// Issue "fidelity, third pass", item 2: a reassess or reflective reply
+    /// without a confidence is missing, as an intrinsic one is, not 0.5.
+    #[test]
+    fn every_oyster_strategy_counts_a_missing_confidence_alike() {
+        let row = serde_json::json!({ "reflective": {
+            "oyster-intrinsic": { "confidence": null },
+            "oyster-reassess": { "confidence": 0.5, "fallback": true },
+            "oyster-reflective": { "confidence": 0.7, "fallback": false },
+            "verbalized-probability": { "confidence": 0.5, "fallback": true },
+        }});
+        let of = |m: &str| confidence_of(&row, m, None, 0);
+        assert_eq!(of("oyster-intrinsic"), None);
+        assert_eq!(of("oyster-reassess"), None);
+        assert_eq!(of("oyster-reflective"), Some(0.7));
+        // Seed 000's verbalized probability keeps its own fallback.
+        assert_eq!(of("verbalized-probability"), Some(0.5));
+    }
 
     /// Eq. 4 is fitted without a penalty: scikit-learn's
     /// LogisticRegression(penalty=None) on p gives slope 2.70815 and
