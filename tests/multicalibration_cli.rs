@@ -3,21 +3,17 @@
 //! calibrated confidences to 1e-12 and refuses items whose group features
 //! are missing, naming the column.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use codecal::calibrate::Calibrator;
 use codecal::calibrate::multical::FeatureValue;
+use common::codecal;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn codecal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_codecal"))
-        .args(args)
-        .output()
-        .expect("codecal runs")
-}
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -122,30 +118,36 @@ fn group_features_without_multicalibration_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let items = dir.path().join("items.csv");
     write_items(&items);
-    let out = codecal(&[
-        "calibrate",
-        items.to_str().unwrap(),
-        "--group-features",
-        "language",
-    ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("--group-features needs --method multicalibration"));
-    let out = codecal(&[
-        "calibrate",
-        items.to_str().unwrap(),
-        "--method",
-        "multicalibration",
-    ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("needs --group-features"));
-    let out = codecal(&[
-        "calibrate",
-        items.to_str().unwrap(),
-        "--method",
-        "multicalibration",
-        "--group-features",
-        "nosuch",
-    ]);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("nosuch"), "{}", stderr(&out));
+    let items = items.to_str().unwrap();
+    for (args, expected) in [
+        (
+            &["--group-features", "language"][..],
+            "--group-features needs --method multicalibration",
+        ),
+        (&["--method", "multicalibration"], "needs --group-features"),
+        (
+            &["--method", "multicalibration", "--group-features", "nosuch"],
+            "nosuch",
+        ),
+        (
+            &[
+                "--method",
+                "multicalibration",
+                "--group-features",
+                "language",
+                "--mc-depth",
+                "9",
+            ],
+            "depth must be 1 to 4",
+        ),
+    ] {
+        let out = codecal(&[&["calibrate", items][..], args].concat());
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(
+            stderr(&out).contains(expected),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    }
 }
