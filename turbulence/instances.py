@@ -3,7 +3,9 @@ layout of the published `neighbourhoods_seed1.jsonl`.
 
 The paper's rule: each question's hand-picked rows (`manually_chosen_params.txt`,
 31 questions have them) come first, then seeded random valuations, 100 in all,
-shuffled with the seed. The random rows come from codecal's own oracles
+shuffled with the seed; every row of a neighbourhood is distinct and valid
+(§IV-C), and a question that cannot have `--count` such rows is named and
+nothing is written. The random rows come from codecal's own oracles
 (`oracles/qNN.py`, `random_params`, which follows each question's README), so a
 seed other than "1" gives codecal's neighbourhoods, not upstream's; for seed "1"
 use the published file. Every row is checked with the oracle's `valid`.
@@ -50,22 +52,44 @@ def manual_rows(folder, valid=lambda row: True):
     return rows
 
 
-def neighbourhood(question, folder, seed, count):
-    oracle = load(question)
-    rows = [row for row in manual_rows(folder, oracle.valid) if oracle.valid(row)][:count]
+class CannotDraw(Exception):
+    """Fewer distinct valid parameter rows than asked for (§IV-C wants each
+    instance of a neighbourhood distinct and valid)."""
+
+    def __init__(self, question, found, count, draws):
+        super().__init__(
+            f"Q{question}: only {found} distinct valid parameter rows in {draws} draws; "
+            f"cannot draw {count}"
+        )
+
+
+def distinct_rows(question, folder, seed, count, oracle):
+    """The hand-picked rows (valid, each once, in file order), then seeded
+    random valuations until `count` distinct valid rows, or CannotDraw."""
+    rows, seen = [], set()
+    for row in manual_rows(folder, oracle.valid):
+        key = json.dumps(row)
+        if oracle.valid(row) and key not in seen and len(rows) < count:
+            seen.add(key)
+            rows.append(row)
     rng = random.Random(f"{seed}:{question}")
-    seen = {json.dumps(row) for row in rows}
-    attempts = 0
-    while len(rows) < count and attempts < 100 * count:
-        attempts += 1
+    draws = 100 * count
+    for _ in range(draws):
+        if len(rows) >= count:
+            break
         row = oracle.random_params(rng)
         key = json.dumps(row)
         if oracle.valid(row) and key not in seen:
             seen.add(key)
             rows.append(row)
-    # A question with few distinct valid rows (small parameter spaces) repeats them.
-    while len(rows) < count:
-        rows.append(oracle.random_params(rng))
+    if len(rows) < count:
+        raise CannotDraw(question, len(rows), count, draws)
+    return rows
+
+
+def neighbourhood(question, folder, seed, count, oracle=None):
+    oracle = oracle or load(question)
+    rows = distinct_rows(question, folder, seed, count, oracle)
     random.Random(f"{seed}").shuffle(rows)
     template = (folder / "question.txt.template").read_text()
     return [
@@ -106,10 +130,18 @@ def main():
         sys.exit(0 if check_published(data) else 1)
     if args.seed is None or args.out is None:
         parser.error("--seed and --out are needed (or --check-published)")
-    lines = []
+    lines, refused = [], []
     for question in range(1, 61):
         folder = data / "questions" / f"Q{question}"
-        lines += [json.dumps(row) for row in neighbourhood(question, folder, args.seed, args.count)]
+        try:
+            rows = neighbourhood(question, folder, args.seed, args.count)
+        except CannotDraw as e:
+            refused.append(str(e))
+            continue
+        lines += [json.dumps(row) for row in rows]
+    if refused:
+        print("\n".join(refused), file=sys.stderr)
+        sys.exit(1)
     out = pathlib.Path(args.out)
     partial = out.with_name(out.name + ".partial")
     partial.write_text("\n".join(lines) + "\n")
