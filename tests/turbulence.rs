@@ -168,6 +168,12 @@ fn each_of_the_ten_outcomes_has_an_answer_that_produces_it() {
             "resource-exhaustion",
             "def all_ints_inclusive(lst):\n    return [0] * (10 ** 10)\n".to_owned(),
         ),
+        // The harness's order: parsing comes before the function's name
+        // (issue "fidelity, third pass", item 7).
+        (
+            "syntax-error",
+            "def slice_it(lst):\n    return lst[14:65\n".to_owned(),
+        ),
     ];
     let dir = tempfile::tempdir().unwrap();
     let rows: Vec<(String, String)> = answers

@@ -15,11 +15,13 @@ compared (self-consistency). An oracle that cannot run here (Q57 and Q58
 without numpy) gives ``unavailable``.
 
 What it is not: the Turbulence harness (its code was not read). The order of
-the checks is the one ``../shared/data/turbulence/SOURCE.md`` states, with the
-paper's ten outcomes (Table II of 002_c9cbfe9d1661ed8e.txt) as the first failing
-stage: no function, wrong function name, wrong count of arguments, syntax
-error, static type error, resource exhaustion, runtime error, assertion error,
-fuzzing failure, passed. It is no sandbox: it executes the answer, so it must
+the checks is the one ``../shared/data/turbulence/SOURCE.md`` states for the
+harness: the answer parses, holds a function, of the requested name, with the
+requested count of parameters; then the static check, the instantiated tests
+and the fuzz step. The first failing check gives one of the paper's ten
+outcomes (Table II of 002_c9cbfe9d1661ed8e.txt): syntax error, no function,
+wrong function name, wrong count of arguments, static type error, resource
+exhaustion, runtime error, assertion error, fuzzing failure, passed. It is no sandbox: it executes the answer, so it must
 only run inside codecal's.
 
 Choices where the sources are silent:
@@ -118,6 +120,14 @@ def count_arguments(args):
 
 
 def check_shape(code, name, arity, variadic_question):
+    # The harness's order (SOURCE.md's steps 1-4): the answer parses, then
+    # it holds a function, of the requested name, with the requested count
+    # of parameters. An unparsable answer is a syntax error whatever its
+    # def line says.
+    try:
+        compiled = compile(code, "<answer>", "exec")
+    except (SyntaxError, ValueError) as error:
+        verdict("syntax-error", f"{type(error).__name__}: {error}")
     names = DEF_LINE.findall(code)
     if not names:
         verdict("no-function", "the answer defines no function")
@@ -128,10 +138,7 @@ def check_shape(code, name, arity, variadic_question):
         count, has_vararg = counted
         if not (count == arity or (variadic_question and has_vararg)):
             verdict("wrong-argument-count", f"`{name}` takes {count} parameters, the question {arity}")
-    try:
-        return compile(code, "<answer>", "exec")
-    except (SyntaxError, ValueError) as error:
-        verdict("syntax-error", f"{type(error).__name__}: {error}")
+    return compiled
 
 
 # ---- the static check -------------------------------------------------------
