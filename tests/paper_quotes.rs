@@ -322,8 +322,7 @@ fn every_paper_row_has_a_fact() {
                         if row_marked {
                             q == row_squashed
                         } else {
-                            row_squashed.starts_with(&q)
-                                && cells(&q).len() > marked_to.unwrap_or(0)
+                            row_squashed.starts_with(&q) && cells(&q).len() > marked_to.unwrap_or(0)
                         }
                     })
                     .collect();
@@ -441,16 +440,22 @@ fn values_are_printed_in_the_seeds() {
 
 #[test]
 fn numbers_are_read_as_printed() {
-    let n = |s: &str| numbers(s);
-    assert_eq!(n("| 0.337 | -1.886 | 30,000 each |"), ["0.337", "-1.886", "30000"]);
+    let n = numbers;
+    assert_eq!(
+        n("| 0.337 | -1.886 | 30,000 each |"),
+        ["0.337", "-1.886", "30000"]
+    );
     assert_eq!(n("raw ECE 0.88-0.90"), ["0.88", "0.90"]);
     assert_eq!(n("+0.38 to +0.43"), ["0.38", "0.43"]);
     assert_eq!(n("0.289 ± 0.003 / 0.248"), ["0.289", "0.003", "0.248"]);
     assert_eq!(n("[-0.343, -0.043]"), ["-0.343", "-0.043"]);
     assert_eq!(n("-0.000 and 0.50"), ["-0.000", "0.50"]);
-    assert_eq!(first_out_of_order(&["0.5".into()], &n("0.50")), Some("0.5"));
     assert_eq!(
-        first_out_of_order(&["0.2".into(), "0.1".into()], &n("0.1 0.2")),
+        first_out_of_order(&["0.5".to_string()], &n("0.50")),
+        Some("0.5")
+    );
+    assert_eq!(
+        first_out_of_order(&["0.2".to_string(), "0.1".to_string()], &n("0.1 0.2")),
         Some("0.1")
     );
 }
