@@ -410,7 +410,9 @@ fn report_opens_the_page_with_the_users_browser_and_refuses_a_directory_without_
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(dir.path().join("report.md").is_file());
-    for _ in 0..50 {
+    // The browser runs detached; beside the Chromium tests on two cores it
+    // has taken over 5 s to start, so wait up to 30 s.
+    for _ in 0..300 {
         if seen.exists() {
             break;
         }
