@@ -137,10 +137,7 @@ pub fn decide_rows(
                 path: table.path().to_owned(),
                 column: name.to_owned(),
             })?;
-            let labels = (0..table.len())
-                .map(|row| column.text(row).map(str::to_owned))
-                .collect::<Result<Vec<_>, _>>()?;
-            Some(labels)
+            Some(column.texts()?)
         }
         None => None,
     };
@@ -179,14 +176,7 @@ fn feature_cells(
             path: table.path().to_owned(),
             column: name.to_owned(),
         })?;
-        (0..table.len())
-            .map(|row| {
-                column
-                    .text(row)
-                    .map(str::to_owned)
-                    .map_err(ApplyError::from)
-            })
-            .collect::<Result<Vec<String>, _>>()
+        Ok::<_, ApplyError>(column.texts()?)
     });
     Ok(Some(columns.collect::<Result<_, _>>()?))
 }

@@ -216,6 +216,14 @@ impl Column<'_> {
         }
     }
 
+    /// Every row's trimmed text, in order; the first empty or absent cell
+    /// is an error naming its line.
+    pub fn texts(&self) -> Result<Vec<String>, TableError> {
+        (0..self.table.len())
+            .map(|row| self.text(row).map(str::to_owned))
+            .collect()
+    }
+
     /// Row `row`'s cell byte for byte, whitespace kept (code, prompts,
     /// answers); `None` when the row has no such cell.
     pub fn raw(&self, row: usize) -> Option<&str> {

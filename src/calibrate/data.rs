@@ -76,9 +76,7 @@ impl CalibrationData {
             features: Vec::new(),
         };
         if let Some(name) = &spec.group {
-            let column = table.column(name)?;
-            let groups = (0..n).map(|row| column.text(row).map(str::to_owned));
-            data.groups = Some(groups.collect::<Result<_, _>>()?);
+            data.groups = Some(table.column(name)?.texts()?);
         }
         if let Some(name) = &spec.target {
             let column = table.column(name)?;
@@ -102,10 +100,7 @@ impl CalibrationData {
     /// empty cell is an error naming its line and column.
     pub fn read_features(&mut self, table: &Table, names: &[String]) -> Result<(), DataError> {
         for name in names {
-            let column = table.column(name)?;
-            let cells = (0..table.len())
-                .map(|row| column.text(row).map(str::to_owned))
-                .collect::<Result<Vec<String>, _>>()?;
+            let cells = table.column(name)?.texts()?;
             self.features.push(FeatureColumn {
                 name: name.clone(),
                 values: FeatureValues::from_cells(cells),

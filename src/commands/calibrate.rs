@@ -398,9 +398,7 @@ fn subgroup_tables(
         .iter()
         .map(|name| {
             let column = table.column(name)?;
-            let values = (0..table.len())
-                .map(|row| column.text(row).map(str::to_owned))
-                .collect::<Result<Vec<_>, _>>()?;
+            let values = column.texts()?;
             let per_group = (args.rescale_by.as_ref() == Some(name)).then_some(options);
             Ok(codecal::calibrate::subgroups::subgroups(
                 name,
