@@ -110,7 +110,7 @@ pub fn intervals(
 
 /// How often resample `b` of `seed` draws each of `unit_count` units: its
 /// own ChaCha stream, so the draws do not depend on the thread count.
-fn draws_of(seed: u64, b: usize, unit_count: usize) -> Vec<u32> {
+pub(crate) fn draws_of(seed: u64, b: usize, unit_count: usize) -> Vec<u32> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     rng.set_stream(b as u64 + 1);
     let mut unit_draws = vec![0u32; unit_count];

@@ -5,12 +5,11 @@
 //!
 //! Not here: the fit (`multical`), the out-of-fold predictions (`sides`).
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::{FeatureColumn, Multicalibrated, codes_of};
-use crate::calibrate::bootstrap::percentile_interval;
+use crate::calibrate::bins::equal_width_bin;
+use crate::calibrate::bootstrap::{draws_of, percentile_interval};
 use crate::calibrate::metrics::{BinSpec, Binning, Sample};
 
 /// One value for each of the three confidences.
@@ -111,20 +110,18 @@ impl MulticalibrationReport {
         let worst = rows
             .first()
             .map(|(g, row)| (row.group.clone(), &members[*g]));
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let (worst_before, worst_after) = match &worst {
             Some((_, m)) => {
-                let [before, after] =
-                    paired_intervals(m, compared, resamples, &mut rng, |p, y, w| {
-                        weighted_ece(p, y, w, bins)
-                    });
+                let [before, after] = paired_intervals(m, compared, resamples, seed, |p, y, w| {
+                    weighted_ece(p, y, w, bins)
+                });
                 (Some(before), Some(after))
             }
             None => (None, None),
         };
         let all: Vec<usize> = (0..compared.items.len()).collect();
         let [skill_base, skill_multicalibrated] =
-            paired_intervals(&all, compared, resamples, &mut rng, weighted_skill);
+            paired_intervals(&all, compared, resamples, seed, weighted_skill);
         let side = |f: &dyn Fn(&[f64]) -> f64| Sides {
             raw: f(compared.raw),
             base: f(compared.base),
@@ -178,12 +175,13 @@ fn group_row(group: String, members: &[usize], compared: &Compared, bins: usize)
 }
 
 /// `statistic` of the base and the multicalibrated confidence on
-/// `members`, with intervals from the same multinomial resamples.
+/// `members`, with intervals from the same multinomial resamples (the
+/// bootstrap's own draws: resample b of `seed` is its own stream).
 fn paired_intervals(
     members: &[usize],
     compared: &Compared,
     resamples: usize,
-    rng: &mut ChaCha8Rng,
+    seed: u64,
     statistic: impl Fn(&[f64], &[bool], &[f64]) -> f64,
 ) -> [WithInterval; 2] {
     let y: Vec<bool> = members.iter().map(|&k| compared.correct[k]).collect();
@@ -194,12 +192,11 @@ fn paired_intervals(
         .collect();
     let ones = vec![1.0; members.len()];
     let mut draws = [Vec::with_capacity(resamples), Vec::with_capacity(resamples)];
-    let mut weights = vec![0.0; members.len()];
-    for _ in 0..resamples {
-        weights.fill(0.0);
-        for _ in 0..members.len() {
-            weights[rng.random_range(0..members.len())] += 1.0;
-        }
+    for b in 0..resamples {
+        let weights: Vec<f64> = draws_of(seed, b, members.len())
+            .into_iter()
+            .map(f64::from)
+            .collect();
         draws[0].push(statistic(&base, &y, &weights));
         draws[1].push(statistic(&after, &y, &weights));
     }
@@ -220,7 +217,7 @@ fn paired_intervals(
 fn weighted_ece(p: &[f64], y: &[bool], w: &[f64], bins: usize) -> f64 {
     let (mut weight, mut gap) = (vec![0.0; bins], vec![0.0; bins]);
     for ((&p, &y), &w) in p.iter().zip(y).zip(w) {
-        let b = ((p * bins as f64) as usize).min(bins - 1);
+        let b = equal_width_bin(p, bins);
         weight[b] += w;
         gap[b] += w * (f64::from(u8::from(y)) - p);
     }
@@ -252,7 +249,7 @@ pub fn multicalibration_error(members: &[Vec<usize>], p: &[f64], y: &[bool], bin
     for group in members {
         residual.fill(0.0);
         for &k in group {
-            let b = ((p[k] * bins as f64) as usize).min(bins - 1);
+            let b = equal_width_bin(p[k], bins);
             residual[b] += f64::from(u8::from(y[k])) - p[k];
         }
         worst = residual.iter().fold(worst, |m, r| m.max(r.abs() / n));
@@ -274,7 +271,7 @@ pub fn grouping_loss(codes: &[Vec<Option<u32>>], p: &[f64], y: &[bool], bins: us
     // (bin, region) → (items, successes).
     let mut cells: Cells = std::collections::BTreeMap::new();
     for ((&p, &y), codes) in p.iter().zip(y).zip(codes) {
-        let b = ((p * bins as f64) as usize).min(bins - 1);
+        let b = equal_width_bin(p, bins);
         let cell = cells.entry((b, codes.as_slice())).or_default();
         cell.0 += 1.0;
         cell.1 += f64::from(u8::from(y));

@@ -5,7 +5,8 @@
 //! The fit is the patching algorithm of Hébert-Johnson, Kim, Reingold and
 //! Rothblum ("Multicalibration: Calibration for the (Computationally-
 //! Identifiable) Masses", ICML 2018, Algorithm 1), greedy in its choice:
-//! confidence is cut into `bins` equal-width bins of its *current* value;
+//! confidence is cut into `bins` equal-width bins (lo, hi], the project's one
+//! definition (`bins::equal_width_bin`), of its *current* value;
 //! a cell is a group's items in one bin. While some cell of at least
 //! `min_items` training items has a gap |mean(y) − mean(p)| above both
 //! `alpha` and `z` of its standard errors, the cell whose correction lowers
@@ -32,6 +33,8 @@ pub mod diagnostics;
 mod groups;
 
 use serde::{Deserialize, Serialize};
+
+use super::bins::equal_width_bin;
 
 pub use diagnostics::{
     GroupRow, MulticalibrationReport, Sides, grouping_loss, multicalibration_error,
@@ -157,7 +160,7 @@ impl MulticalibrationParams {
             };
             for &k in &members[worst.group] {
                 let k = k as usize;
-                if bin_of(p[k], self.bins) == worst.bin {
+                if equal_width_bin(p[k], self.bins) == worst.bin {
                     p[k] = shifted(p[k], worst.shift);
                 }
             }
@@ -190,7 +193,7 @@ impl MulticalibrationParams {
             confidence.fill(0.0);
             for &k in items {
                 let k = k as usize;
-                let b = bin_of(p[k], self.bins);
+                let b = equal_width_bin(p[k], self.bins);
                 count[b] += 1.0;
                 residual[b] += y[k] - p[k];
                 confidence[b] += p[k];
@@ -286,7 +289,9 @@ impl Multicalibrated {
         let member: Vec<bool> = self.groups.iter().map(|g| g.contains(codes)).collect();
         let mut p = base;
         for patch in &self.patches {
-            if member[patch.group as usize] && bin_of(p, self.params.bins) == patch.bin as usize {
+            if member[patch.group as usize]
+                && equal_width_bin(p, self.params.bins) == patch.bin as usize
+            {
                 p = shifted(p, patch.shift);
             }
         }
@@ -309,11 +314,6 @@ impl Multicalibrated {
             .collect();
         self.predict_codes(base, &codes)
     }
-}
-
-/// The equal-width bin of a confidence; 1 falls in the last.
-fn bin_of(p: f64, bins: usize) -> usize {
-    ((p * bins as f64) as usize).min(bins - 1)
 }
 
 fn shifted(p: f64, shift: f64) -> f64 {
