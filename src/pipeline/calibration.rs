@@ -14,7 +14,6 @@ use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
-use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
@@ -534,59 +533,6 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
         ),
         rows,
     }
-}
-
-/// The multicalibration table, where the cells were multicalibrated: per
-/// cell, the worst group by the base rescaler's ECE before and after, and
-/// the Brier skill and multicalibration error of both, out of fold.
-pub(crate) fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
-    let fmt = |v: &WithInterval| match v.ci {
-        Some([lo, hi]) => format!("{:.3} [{lo:.3}, {hi:.3}]", v.value),
-        None => format!("{:.3}", v.value),
-    };
-    let table_rows: Vec<Vec<String>> = rows
-        .iter()
-        .filter_map(|row| {
-            let mc = row.report.multicalibration.as_ref()?;
-            let mut cells = row.key.clone();
-            cells.extend([
-                mc.worst_group.clone().unwrap_or_else(|| "–".into()),
-                mc.worst_before.as_ref().map_or("–".into(), fmt),
-                mc.worst_after.as_ref().map_or("–".into(), fmt),
-                fmt(&mc.skill_base),
-                fmt(&mc.skill_multicalibrated),
-                format!("{:.4}", mc.multicalibration_error.base),
-                format!("{:.4}", mc.multicalibration_error.multicalibrated),
-                mc.patches.to_string(),
-            ]);
-            Some(cells)
-        })
-        .collect();
-    if table_rows.is_empty() {
-        return None;
-    }
-    Some(Named {
-        file: "multicalibration",
-        title: "Multicalibration after the base rescaler (Hébert-Johnson et al. 2018), out of \
-                fold: the worst group by the base rescaler's ECE, before and after, and Brier \
-                skill and multicalibration error on every tested item; the per-group tables are \
-                in each cell's calibration/ table.md"
-            .into(),
-        header: header(
-            key,
-            &[
-                "worst group",
-                "its ECE, base",
-                "its ECE, multicalibrated",
-                "skill, base",
-                "skill, multicalibrated",
-                "MC error, base",
-                "MC error, multicalibrated",
-                "patches",
-            ],
-        ),
-        rows: table_rows,
-    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use super::group_features::GROUP_FEATURES;
+use super::multicalibration::GROUP_FEATURES;
 use crate::calibrate::multical::MulticalibrationParams;
 use crate::calibrate::{CvStrategy, Method};
 use crate::confidence::TOKEN_MEASURES;
@@ -321,7 +321,7 @@ pub struct CalibrationConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
     /// With `method = "multicalibration"`: the columns whose groups are
-    /// calibrated (see `group_features::GROUP_FEATURES`).
+    /// calibrated (see `multicalibration::GROUP_FEATURES`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub group_features: Vec<String>,
     /// With `method = "multicalibration"`: its settings

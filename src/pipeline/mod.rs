@@ -16,7 +16,7 @@ mod artifacts;
 mod calibration;
 pub mod config;
 mod generation;
-mod group_features;
+mod multicalibration;
 mod own_code;
 mod run_report;
 mod summarize;

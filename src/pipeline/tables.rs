@@ -16,7 +16,12 @@ pub(crate) fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -
     let Some(value) = value.filter(|v| v.is_finite()) else {
         return "-".into();
     };
-    match evaluation.ci.get(name).copied().flatten() {
+    value_with_interval(value, evaluation.ci.get(name).copied().flatten())
+}
+
+/// "0.123 [0.100, 0.150]", or the value alone without an interval.
+pub(crate) fn value_with_interval(value: f64, ci: Option<[f64; 2]>) -> String {
+    match ci {
         Some([low, high]) => format!("{value:.3} [{low:.3}, {high:.3}]"),
         None => format!("{value:.3}"),
     }

@@ -20,7 +20,7 @@ use crate::pipeline::calibration::{
     sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
-use crate::pipeline::group_features::{ItemFacts, feature_columns};
+use crate::pipeline::multicalibration::{ItemFacts, feature_columns};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};

@@ -26,7 +26,6 @@ use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::LabelDefinition;
-use crate::calibrate::multical::FeatureColumn;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
@@ -38,10 +37,10 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
-    multicalibration_table, sample_size_note,
+    sample_size_note,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
-use crate::pipeline::group_features::{ItemFacts, feature_columns};
+use crate::pipeline::multicalibration::{self, multicalibration_table};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
@@ -149,7 +148,11 @@ pub(crate) fn calibrate_and_report(
             .zip(&verdicts)
             .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
             .collect();
-        let features = task_features(&generations, &verdicts, &config.calibration.group_features);
+        let features = multicalibration::task_features(
+            &generations,
+            &verdicts,
+            &config.calibration.group_features,
+        );
         for measure in &measures {
             let mut column = measure_column(
                 &generations,
@@ -359,49 +362,6 @@ fn verdict_line(verdict: &Value) -> String {
         Some(true) => format!("passed ({})", text_field(verdict, "reason")),
         _ => format!("failed: {}", text_field(verdict, "reason")),
     }
-}
-
-/// The group features `names` of every item, for multicalibration.
-fn task_features(
-    generations: &[Value],
-    verdicts: &[Value],
-    names: &[String],
-) -> Vec<FeatureColumn> {
-    if names.is_empty() {
-        return Vec::new();
-    }
-    // The code a group feature parses is the problem's code completed by the
-    // answer: what a deployed item carries too.
-    let facts: Vec<(String, String, String, usize, usize)> = generations
-        .iter()
-        .zip(verdicts)
-        .map(|(generation, verdict)| {
-            let code = text_field(generation, "code");
-            let answer = text_field(verdict, "answer");
-            let (code_chars, answer_chars) = (code.chars().count(), answer.chars().count());
-            let completed = code + &answer;
-            (
-                text_field(generation, "language"),
-                text_field(generation, "repo"),
-                completed,
-                code_chars,
-                answer_chars,
-            )
-        })
-        .collect();
-    let items: Vec<ItemFacts> = facts
-        .iter()
-        .map(
-            |(language, repository, code, code_chars, answer_chars)| ItemFacts {
-                language,
-                repository,
-                code,
-                code_chars: *code_chars,
-                answer_chars: *answer_chars,
-            },
-        )
-        .collect();
-    feature_columns(names, &items)
 }
 
 /// Every item's confidence under `measure` and its verdict; a missing value
