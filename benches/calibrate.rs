@@ -48,22 +48,9 @@ fn main() {
     for (rows, bootstrap) in [(1_000_000, 0), (100_000, 1000)] {
         let csv = work.path().join(format!("bench-{rows}.csv"));
         write_synthetic(&csv, rows, 42);
-        results.push(compare(
-            root,
-            &python,
-            &csv,
-            rows,
-            bootstrap,
-            Baseline::PythonStack,
-        ));
-        results.push(compare(
-            root,
-            &python,
-            &csv,
-            rows,
-            bootstrap,
-            Baseline::SklearnOnly,
-        ));
+        for baseline in [Baseline::PythonStack, Baseline::SklearnOnly] {
+            results.push(compare(root, &python, &csv, rows, bootstrap, baseline));
+        }
         if bootstrap > 0 {
             results.push(compare_smooth(root, &python, &csv, rows, bootstrap));
         }
