@@ -21,12 +21,16 @@
 //! written by `cargo run --release -- run`; skipped with the reason where
 //! absent), generated with its decoding (greedy, at most 100 tokens, stop at
 //! a newline) by codecal one prompt at a time and with the default
-//! `--parallel` (and at that setting with the quantized layout too, which
-//! is llama.cpp's arithmetic): prompts per hour, generated tokens per
+//! `--parallel`, in the f32 and mixed layouts (and at that setting with the
+//! quantized layout too, which is llama.cpp's arithmetic): prompts per hour, generated tokens per
 //! second, and the ratio. llama.cpp generates the same prompt ids at the same parallelism in
 //! the same run (`benches/llama_cpp/batch.cpp`: continuous batching through
 //! its C API, as its server does with that many slots), and the bench prints
 //! the ratio of the two and how many of the answers are the same text.
+//!
+//! `CODECAL_BENCH_MODELS`, `CODECAL_BENCH_LAYOUTS` (f32, mixed, quantized,
+//! f16) and `CODECAL_BENCH_SKIP` (tokenizer, logprob, aggregate) narrow a
+//! run to what is being measured; the bench prints what it left out.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,25 +78,41 @@ fn main() {
     // CODECAL_BENCH_MODELS=name,name runs only those models.
     let only = std::env::var("CODECAL_BENCH_MODELS").unwrap_or_default();
     let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n.trim() == name);
+    // CODECAL_BENCH_SKIP=tokenizer,logprob,aggregate leaves those parts out.
+    let skip = std::env::var("CODECAL_BENCH_SKIP").unwrap_or_default();
+    let runs = |part: &str| !skip.split(',').any(|p| p.trim() == part);
+    if !skip.is_empty() {
+        println!("CODECAL_BENCH_SKIP: left out {skip}");
+    }
     for model in LANGUAGE_MODELS.iter().filter(|m| chosen(m.name)) {
         let gguf = home
             .ensure_language_model(model)
             .expect("the model's set-up");
         println!("\n## {}\n", model.title);
         let qwen = model.name != "smollm2-135m";
-        // The Qwen files' quantized layout is candle's own QMatMul for their
-        // Q5_0 and K-quant blocks, whose Q5_0 kernel has no SIMD path: 10
-        // prompt tokens/s here (2026-11-26), too slow to time at length.
-        let layouts: &[Weights] = if qwen {
-            &[Weights::F32]
+        // An f16 copy of a Qwen file's weights would be 1–3 GB for no gain.
+        let mut layouts: Vec<Weights> = if qwen {
+            vec![Weights::F32, Weights::Mixed, Weights::Quantized]
         } else {
-            &[Weights::F32, Weights::Quantized, Weights::F16]
+            vec![Weights::F32, Weights::Quantized, Weights::F16]
         };
+        // CODECAL_BENCH_LAYOUTS=quantized,... times only those layouts.
+        if let Ok(only) = std::env::var("CODECAL_BENCH_LAYOUTS") {
+            layouts.retain(|w| {
+                only.split(',')
+                    .any(|n| format!("{w:?}").eq_ignore_ascii_case(n.trim()))
+            });
+        }
+        let layouts = &layouts[..];
         single_prompt(&gguf, &prompt, llama_dir.as_deref(), threads, layouts);
-        if let Some(dir) = &llama_dir {
+        if let Some(dir) = llama_dir.as_ref().filter(|_| runs("tokenizer")) {
             tokenizer_check(&home, &gguf, dir);
+        }
+        if let Some(dir) = llama_dir.as_ref().filter(|_| runs("logprob")) {
             if qwen {
-                logprob_check(&home, &gguf, dir);
+                for &weights in layouts {
+                    logprob_check(&home, &gguf, dir, weights);
+                }
             }
         }
         // The Qwen models' main-job runs would take most of an hour on two
@@ -102,7 +122,9 @@ fn main() {
             "qwen2.5-coder-0.5b" => 20,
             _ => 10,
         };
-        aggregate(&gguf, llama_dir.as_deref(), threads, limit, !qwen);
+        if runs("aggregate") {
+            aggregate(&gguf, llama_dir.as_deref(), threads, limit, layouts);
+        }
     }
 }
 
@@ -213,9 +235,9 @@ fn tokenizer_check(home: &ModelHome, gguf: &Path, dir: &Path) {
 /// On the first 10 HumanEval prompts: llama.cpp's 32-token greedy answer,
 /// codecal's teacher-forced log-probabilities of the same tokens (largest
 /// and mean gap), and whether codecal's own greedy answer is the same.
-fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
+fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path, weights: Weights) {
     const DECODE: usize = 32;
-    let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, Weights::F32).expect("load");
+    let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights).expect("load");
     let humaneval = home.ensure_humaneval().expect("HumanEval set-up");
     let problems = codecal::task::datasets::read_humaneval(&humaneval).expect("HumanEval");
     let texts: Vec<&str> = problems
@@ -260,9 +282,9 @@ fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path) {
         same += usize::from(greedy.generated_ids == generated);
     }
     println!(
-        "llama.cpp check on {} HumanEval prompts: teacher-forced log-probabilities of its \
-         {count} greedy tokens within {worst:.4} nats (mean {:.4}); the same {DECODE}-token \
-         greedy answer on {same}\n",
+        "llama.cpp check on {} HumanEval prompts, codecal {weights:?}: teacher-forced \
+         log-probabilities of its {count} greedy tokens within {worst:.4} nats (mean {:.4}); \
+         the same {DECODE}-token greedy answer on {same}\n",
         texts.len(),
         total / count.max(1) as f64
     );
@@ -275,7 +297,7 @@ fn aggregate(
     llama_dir: Option<&Path>,
     threads: usize,
     limit: usize,
-    with_quantized: bool,
+    layouts: &[Weights],
 ) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("runs/default/prompts.jsonl");
@@ -299,15 +321,16 @@ fn aggregate(
     );
     println!("|---|---|---|---|---|---|---|---|");
     for parallel in [1, default_parallel()] {
-        // The quantized layout is llama.cpp's arithmetic; it is timed at
-        // the batched setting, the one a long job would use.
-        let layouts: &[Weights] = if parallel > 1 && with_quantized {
-            &[Weights::F32, Weights::Quantized]
-        } else {
-            &[Weights::F32]
-        };
+        // One at a time: the f32 and mixed layouts (the defaults). At the
+        // batched setting, the one a long job would use, the quantized one
+        // (llama.cpp's arithmetic) too; f16 decodes too slowly to matter.
+        let timed: Vec<Weights> = layouts
+            .iter()
+            .copied()
+            .filter(|&w| w != Weights::F16 && (parallel > 1 || w != Weights::Quantized))
+            .collect();
         let mut theirs = None;
-        for &weights in layouts {
+        for &weights in &timed {
             let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights)
                 .expect("load")
                 .with_parallel(parallel);

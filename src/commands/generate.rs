@@ -93,7 +93,9 @@ pub struct GenerateArgs {
     #[arg(long)]
     template_dir: Option<PathBuf>,
     /// How the local model keeps its weights: f32 (fast prefill on a CPU), f16
-    /// (faster decoding) or quantized (Q4_1 kernels, llama.cpp's arithmetic).
+    /// (faster decoding), quantized (the GGUF's blocks times 8-bit activations in every pass,
+    /// llama.cpp's arithmetic) or mixed (f32 prefill, 8-bit decode steps: the fastest for the
+    /// Qwen files).
     /// Part of the model's cache name.
     #[cfg(feature = "local")]
     #[arg(long, value_enum, default_value_t)]

@@ -103,13 +103,13 @@ fn dot(w: &[f32; SUPER_BLOCK], x: &[f32]) -> f32 {
     lanes.iter().sum()
 }
 
-fn half(bytes: &[u8]) -> f32 {
+pub(super) fn half(bytes: &[u8]) -> f32 {
     f16::from_le_bytes([bytes[0], bytes[1]]).to_f32()
 }
 
 /// The 6-bit scale and min of sub-block `j` (of 8), as llama.cpp packs them.
 #[inline(always)]
-fn scale_min(j: usize, scales: &[u8]) -> (u8, u8) {
+pub(super) fn scale_min(j: usize, scales: &[u8]) -> (u8, u8) {
     if j < 4 {
         (scales[j] & 63, scales[j + 4] & 63)
     } else {

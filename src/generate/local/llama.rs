@@ -38,7 +38,7 @@ use super::packed::{Activations, PackedMatrix};
 /// with 8-bit activations (`packed.rs`).
 struct Linear {
     dense: QMatMul,
-    packed: Option<(PackedMatrix, Activations)>,
+    packed: Option<Packed>,
     /// Added to every output row (qwen2's query, key and value projections).
     bias: Option<Tensor>,
 }
@@ -55,11 +55,13 @@ impl Linear {
     }
 
     fn product(&self, x: &Tensor, step: bool) -> Result<Tensor> {
-        let packed = self
-            .packed
-            .as_ref()
-            .filter(|(_, activations)| step || *activations == Activations::Int8);
-        let Some((packed, activations)) = packed else {
+        let packed = self.packed.as_ref().filter(|p| step || p.every_pass);
+        let Some(Packed {
+            matrix: packed,
+            activations,
+            ..
+        }) = packed
+        else {
             return self.dense.forward(x);
         };
         let mut dims = x.dims().to_vec();
@@ -70,6 +72,14 @@ impl Linear {
         let y = packed.matmul(&values, rows, *activations);
         Tensor::from_vec(y, dims, x.device())
     }
+}
+
+/// A matrix's GGUF blocks, the arithmetic of their products, and whether
+/// passes over a prompt use them too (else decode steps only).
+struct Packed {
+    matrix: PackedMatrix,
+    activations: Activations,
+    every_pass: bool,
 }
 
 /// One transformer block and its key/value cache.
@@ -138,8 +148,9 @@ pub enum Weights {
     /// Expanded to f32 at load: the fast path on a CPU (the default).
     #[default]
     F32,
-    /// As stored (Q4_1, and Q8_0 for the tied output), multiplied with
-    /// 8-bit-quantized activations as in llama.cpp: llama.cpp's arithmetic,
+    /// As stored (SmolLM2's Q4_1 and Q8_0; the Qwen files' Q5_0, Q4_K and
+    /// Q6_K), multiplied with 8-bit-quantized activations as in llama.cpp:
+    /// llama.cpp's arithmetic,
     /// and a decode step and a pass over the prompt agree to about 0.1 nats
     /// (8-bit rounding amplifies f32 differences), not 1e-4.
     Quantized,
@@ -147,6 +158,13 @@ pub enum Weights {
     /// token, so faster decoding, but one-row and batched products round
     /// differently (about 1e-3 nats).
     F16,
+    /// The f32 layout's passes over a prompt (dense f32 products) with the
+    /// quantized layout's decode steps (8-bit activations on the GGUF's
+    /// blocks): the fastest of the layouts for the Qwen files' K-quants on
+    /// a CPU, whose f32 expansion costs more than reading them. A decode
+    /// step and a teacher-forced pass then differ by the 8-bit rounding
+    /// (tenths of a nat at worst, as the quantized layout).
+    Mixed,
 }
 
 /// Which logits [`Llama::forward`] returns.
@@ -202,17 +220,25 @@ impl Llama {
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         // Tied embeddings: without output.weight the embedding matrix projects back.
         let matmul = |q: QTensor| {
-            let activations = match weights {
-                Weights::F32 => Some(Activations::F32),
-                Weights::Quantized => Some(Activations::Int8),
+            let arithmetic = match weights {
+                Weights::F32 => Some((Activations::F32, false)),
+                Weights::Mixed => Some((Activations::Int8, false)),
+                Weights::Quantized => Some((Activations::Int8, true)),
                 Weights::F16 => None,
             };
-            let packed = activations
-                .filter(|_| device.is_cpu())
-                .and_then(|a| Some((PackedMatrix::from_qtensor(&q, a)?, a)));
+            let packed =
+                arithmetic
+                    .filter(|_| device.is_cpu())
+                    .and_then(|(activations, every_pass)| {
+                        Some(Packed {
+                            matrix: PackedMatrix::from_qtensor(&q)?,
+                            activations,
+                            every_pass,
+                        })
+                    });
             let dense = match weights {
                 Weights::Quantized => QMatMul::from_qtensor(q)?,
-                Weights::F32 => QMatMul::Tensor(q.dequantize(device)?),
+                Weights::F32 | Weights::Mixed => QMatMul::Tensor(q.dequantize(device)?),
                 Weights::F16 => QMatMul::TensorF16(q.dequantize_f16(device)?),
             };
             Ok::<_, candle_core::Error>(Linear {

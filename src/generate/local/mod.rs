@@ -10,6 +10,7 @@
 //! Chat prompts are rendered with the model's ChatML template.
 
 mod engine;
+mod kquant_int8;
 mod kquants;
 mod llama;
 mod packed;
