@@ -218,29 +218,37 @@ impl Unpacked {
     }
 }
 
-/// One weight row (as super-blocks) against every quantized row.
-pub(super) fn dot_rows(format: KFormat, weight_row: &[u8], x: &SuperRows, sums: &mut [f32]) {
-    debug_assert_eq!(sums.len(), x.rows());
+/// One weight row (as super-blocks) against the quantized rows from
+/// `first`, one per sum.
+pub(super) fn dot_rows(
+    format: KFormat,
+    weight_row: &[u8],
+    x: &SuperRows,
+    first: usize,
+    sums: &mut [f32],
+) {
+    debug_assert!(first + sums.len() <= x.rows());
     #[cfg(target_arch = "x86_64")]
     if super::packed::has_avx2_kernels() {
         // SAFETY: the features the function is compiled for were just detected.
-        unsafe { avx2::dot_rows(format, weight_row, x, sums) };
+        unsafe { avx2::dot_rows(format, weight_row, x, first, sums) };
         return;
     }
-    portable_dot_rows(format, weight_row, x, sums);
+    portable_dot_rows(format, weight_row, x, first, sums);
 }
 
 pub(super) fn portable_dot_rows(
     format: KFormat,
     weight_row: &[u8],
     x: &SuperRows,
+    first: usize,
     sums: &mut [f32],
 ) {
     sums.fill(0.0);
     for (b, block) in weight_row.chunks_exact(format.block_bytes()).enumerate() {
         let w = Unpacked::new(format, block);
         for (r, sum) in sums.iter_mut().enumerate() {
-            let (quants, scale, group_sums) = x.block(r, b);
+            let (quants, scale, group_sums) = x.block(first + r, b);
             let (scaled, offset) = w.integer_sums(quants, group_sums);
             *sum += scale * w.d * scaled as f32 - scale * w.dmin * offset as f32;
         }
@@ -262,6 +270,18 @@ pub(super) fn exact_dot(format: KFormat, weight_row: &[u8], x: &SuperRows, r: us
                 * (f64::from(w.d) * f64::from(scaled) - f64::from(w.dmin) * f64::from(offset))
         })
         .sum()
+}
+
+/// One weight row against every row through the AVX2 kernel, or None
+/// where this CPU lacks it: the tests hold it to the oracle beside the
+/// portable path.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(super) fn simd_dot_rows(format: KFormat, weight_row: &[u8], x: &SuperRows) -> Option<Vec<f32>> {
+    let mut sums = vec![0f32; x.rows()];
+    // SAFETY: the kernel's features were just detected.
+    super::packed::has_avx2_kernels()
+        .then(|| unsafe { avx2::dot_rows(format, weight_row, x, 0, &mut sums) })?;
+    Some(sums)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -483,11 +503,17 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn dot_rows(format: KFormat, weight_row: &[u8], x: &SuperRows, sums: &mut [f32]) {
+    pub(super) fn dot_rows(
+        format: KFormat,
+        weight_row: &[u8],
+        x: &SuperRows,
+        first_row: usize,
+        sums: &mut [f32],
+    ) {
         ROW.with_borrow_mut(|row| {
             row.fill(format, weight_row);
             for (index, out) in sums.chunks_mut(ROWS).enumerate() {
-                let first = index * ROWS;
+                let first = first_row + index * ROWS;
                 match out.len() {
                     1 => rows::<1>(row, x, first, out),
                     2 => rows::<2>(row, x, first, out),
