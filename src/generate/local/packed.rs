@@ -714,12 +714,13 @@ mod tests {
 
     /// Each row of `x` alone gets the same bits as in the batch's `y`.
     fn assert_alone_as_in_batch(packed: &PackedMatrix, x: &[f32], y: &[f32], a: Activations) {
-        for r in 0..ROWS {
-            let alone = packed.matmul(&x[r * INPUTS..(r + 1) * INPUTS], 1, a);
+        let (inputs, outputs) = (packed.inputs, packed.outputs);
+        for r in 0..x.len() / inputs {
+            let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, a);
             let format = packed.format;
             assert_eq!(
                 alone,
-                y[r * OUTPUTS..(r + 1) * OUTPUTS],
+                y[r * outputs..(r + 1) * outputs],
                 "{format:?} {a:?} row {r}"
             );
         }
@@ -839,14 +840,7 @@ mod tests {
                     "{dtype:?}: {got} vs {want}"
                 );
             }
-            for r in 0..rows {
-                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::F32);
-                assert_eq!(
-                    alone,
-                    y[r * outputs..(r + 1) * outputs],
-                    "{dtype:?} row {r}"
-                );
-            }
+            assert_alone_as_in_batch(&packed, &x, &y, Activations::F32);
             let Format::K(k) = packed.format else {
                 panic!("{dtype:?} is not a K-quant layout")
             };
@@ -898,14 +892,7 @@ mod tests {
                 // 8-bit activations: within a percent of the f32 product's scale.
                 assert!((f64::from(*got) - f32_product).abs() < 0.05 * (1.0 + f32_product.abs()));
             }
-            for r in 0..rows {
-                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::Int8);
-                assert_eq!(
-                    alone,
-                    y[r * outputs..(r + 1) * outputs],
-                    "{dtype:?} row {r}"
-                );
-            }
+            assert_alone_as_in_batch(&packed, &x, &y, Activations::Int8);
             let Format::K(k) = packed.format else {
                 panic!("{dtype:?} is not a K-quant layout")
             };
