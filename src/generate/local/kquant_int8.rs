@@ -107,10 +107,7 @@ impl SuperRows {
 pub(super) struct Unpacked {
     /// Unsigned: 0..15 (Q4_K) or 0..63 (Q6_K, whose −32 is in the offsets).
     pub(super) quants: [u8; SUPER_BLOCK],
-    pub(super) scales: [i16; GROUPS],
-    pub(super) offsets: [i16; GROUPS],
-    pub(super) d: f32,
-    pub(super) dmin: f32,
+    pub(super) header: Header,
 }
 
 /// A super-block's d, dmin and per-group scales and offsets.
@@ -157,13 +154,9 @@ impl Header {
 
 impl Unpacked {
     pub(super) fn new(format: KFormat, block: &[u8]) -> Unpacked {
-        let header = Header::new(format, block);
         let mut unpacked = Unpacked {
             quants: [0; SUPER_BLOCK],
-            scales: header.scales,
-            offsets: header.offsets,
-            d: header.d,
-            dmin: header.dmin,
+            header: Header::new(format, block),
         };
         match format {
             KFormat::Q4K => unpacked.fill_q4k(block),
@@ -200,7 +193,7 @@ impl Unpacked {
     /// (Σ_g scale_g Σ q_w q_x, Σ_g offset_g Σ q_x) against one block of a row.
     pub(super) fn integer_sums(&self, quants: &[i8], group_sums: &[i16]) -> (i32, i32) {
         let mut scaled = 0i32;
-        for (g, scale) in self.scales.iter().enumerate() {
+        for (g, scale) in self.header.scales.iter().enumerate() {
             let products: i32 = self.quants[g * GROUP..(g + 1) * GROUP]
                 .iter()
                 .zip(&quants[g * GROUP..(g + 1) * GROUP])
@@ -209,6 +202,7 @@ impl Unpacked {
             scaled += i32::from(*scale) * products;
         }
         let offset = self
+            .header
             .offsets
             .iter()
             .zip(group_sums)
@@ -250,7 +244,8 @@ pub(super) fn portable_dot_rows(
         for (r, sum) in sums.iter_mut().enumerate() {
             let (quants, scale, group_sums) = x.block(first + r, b);
             let (scaled, offset) = w.integer_sums(quants, group_sums);
-            *sum += scale * w.d * scaled as f32 - scale * w.dmin * offset as f32;
+            let Header { d, dmin, .. } = w.header;
+            *sum += scale * d * scaled as f32 - scale * dmin * offset as f32;
         }
     }
 }
@@ -267,7 +262,8 @@ pub(super) fn exact_dot(format: KFormat, weight_row: &[u8], x: &SuperRows, r: us
             let (quants, scale, group_sums) = x.block(r, b);
             let (scaled, offset) = w.integer_sums(quants, group_sums);
             f64::from(scale)
-                * (f64::from(w.d) * f64::from(scaled) - f64::from(w.dmin) * f64::from(offset))
+                * (f64::from(w.header.d) * f64::from(scaled)
+                    - f64::from(w.header.dmin) * f64::from(offset))
         })
         .sum()
 }
@@ -324,10 +320,9 @@ mod avx2 {
             let blocks = weight_row.len() / format.block_bytes();
             self.quants.resize(blocks * SUPER_BLOCK, 0);
             self.chunk_scales.resize(blocks * SCALE_LANES, 0);
-            self.offsets.clear();
+            self.offsets.resize(blocks * GROUPS, 0);
             self.d.clear();
             self.dmin.clear();
-            self.offsets.resize(blocks * GROUPS, 0);
             for (b, block) in weight_row.chunks_exact(format.block_bytes()).enumerate() {
                 // Reading the weights is a decode step's cost: ask for them
                 // ahead of the unpacking, past the row's end into the next.
