@@ -86,6 +86,14 @@ pub struct GenerateArgs {
     /// Also compute each intrinsic measure over the first K tokens.
     #[arg(long)]
     first_k: Option<usize>,
+    /// Answers to sample per prompt besides the main one, for confidence
+    /// from agreement (0: none; otherwise at least 2). Each is cached under
+    /// its own seed.
+    #[arg(long, default_value_t = 0, value_parser = samples_count)]
+    samples: usize,
+    /// The temperature the --samples are drawn at.
+    #[arg(long, default_value_t = 1.0, value_parser = sample_temperature)]
+    sample_temperature: f64,
     /// Reflective measures to ask for (repeatable).
     #[arg(long = "reflective", value_enum)]
     reflective: Vec<Measure>,
@@ -125,8 +133,10 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         first_k: args.first_k,
         reflective: args.reflective.clone(),
         templates: &templates,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
     };
-    let steps = rows.len() * (1 + usize::from(!options.reflective.is_empty()));
+    let steps = rows.len() * (1 + usize::from(!options.reflective.is_empty()) + options.samples);
     let bar = super::progress::StageProgress::new("generate", steps as u64);
     let start = Instant::now();
     let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.step())?;
@@ -230,5 +240,25 @@ fn json_object(text: &str) -> Result<serde_json::Map<String, serde_json::Value>,
         Ok(serde_json::Value::Object(map)) => Ok(map),
         Ok(other) => Err(format!("expected a JSON object, got {other}")),
         Err(e) => Err(format!("not JSON: {e}")),
+    }
+}
+
+fn samples_count(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a count"))?;
+    match n {
+        0 | 2..=codecal::pipeline::MAX_SAMPLES => Ok(n),
+        _ => Err(format!(
+            "must be 0 or from 2 to {} (agreement needs two samples)",
+            codecal::pipeline::MAX_SAMPLES
+        )),
+    }
+}
+
+fn sample_temperature(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(t) if t > 0.0 && t <= 2.0 => Ok(t),
+        _ => Err(format!("{text:?}: must be a number above 0 and at most 2")),
     }
 }

@@ -9,6 +9,7 @@
 //! seed 000's baseline that looks only at how long the answer is. Whether a
 //! measure is *calibrated* is `calibrate`'s question, not this module's.
 
+pub mod agreement;
 pub mod length;
 pub mod reflective;
 

@@ -311,7 +311,11 @@ impl Inquiry {
     /// `None`: the reply held no answer, and the question has changed to a
     /// retry that must be asked.
     pub fn read(&mut self, reply: &str, tokens: &[Token]) -> Option<Value> {
-        let mut out = json!({ "reply": reply, "template_sha256": self.template_sha256 });
+        let mut out = json!({
+            "reply": reply,
+            "template_sha256": self.template_sha256,
+            "reply_tokens": tokens.len(),
+        });
         match self.measure {
             Measure::AskTrue => {
                 let (p_true, normalized) = p_true(tokens);

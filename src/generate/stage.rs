@@ -1,11 +1,14 @@
 //! The generation stage as one call: prompts in, one JSON row per prompt out,
 //! with the generation, its tokens, every intrinsic confidence measure and
-//! the reflective measures asked for. `codecal generate` and the pipeline
-//! both use it; writing the rows is the caller's job.
+//! the reflective measures asked for, and any sampled answers besides the
+//! main one (for confidence from agreement). `codecal generate` and the
+//! pipeline both use it; writing the rows is the caller's job.
 
 use serde_json::{Map, Value, json};
 
-use super::batch::{Answer, AskError, BatchError, PromptRow, answer_all, ask, parallel_map};
+use super::batch::{
+    Answer, AskError, BatchError, PromptRow, answer_all, ask, parallel_map, row_params,
+};
 use super::cache::Cache;
 use super::{Backend, Params};
 use crate::confidence::reflective::{Inquiry, Measure, ReflectiveError, Subject, Templates};
@@ -19,6 +22,71 @@ pub struct StageOptions<'a> {
     pub first_k: Option<usize>,
     pub reflective: Vec<Measure>,
     pub templates: &'a Templates,
+    /// Answers to sample per prompt besides the main one (0: none).
+    pub samples: usize,
+    /// The temperature they are sampled at.
+    pub sample_temperature: f64,
+}
+
+/// The decoding parameters of a row's sample `index` (from 0): the row's
+/// own at the sampling temperature, with a seed of its own, so that every
+/// sample is its own request and its own cache entry (a resumed run asks
+/// for none twice) and never the main answer's.
+pub fn sample_params(params: &Params, row: &PromptRow, index: usize, temperature: f64) -> Params {
+    let row = row_params(params, row);
+    Params {
+        temperature,
+        seed: row.seed.wrapping_add((index as u64 + 1) << 32),
+        ..row
+    }
+}
+
+/// What a row keeps of each sampled answer: enough to judge it and weigh
+/// it, not its alternatives at every position.
+fn sample_value(params: &Params, answer: &Answer) -> Value {
+    let tokens = &answer.generation.tokens;
+    let mean_logprob = (!tokens.is_empty())
+        .then(|| tokens.iter().map(|t| t.logprob).sum::<f64>() / tokens.len() as f64);
+    json!({
+        "seed": params.seed,
+        "text": answer.generation.text,
+        "mean_logprob": mean_logprob,
+        "completion_tokens": answer.generation.completion_tokens.or(Some(tokens.len())),
+        "seconds": answer.seconds,
+        "cached": answer.cached,
+    })
+}
+
+/// Every row's sampled answers. A prompt's samples are asked one after the
+/// other in the work order, so that with several in flight they share the
+/// backend's decode steps.
+fn sample_all(
+    backend: &dyn Backend,
+    cache: &Cache,
+    rows: &[PromptRow],
+    options: &StageOptions,
+    on_progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<Value>>, StageError> {
+    let work: Vec<(usize, usize)> = (0..rows.len())
+        .flat_map(|row| (0..options.samples).map(move |sample| (row, sample)))
+        .collect();
+    let answers = parallel_map(backend.concurrency(), &work, |&(row, sample)| {
+        let row = &rows[row];
+        let params = sample_params(&options.params, row, sample, options.sample_temperature);
+        let answer =
+            ask(backend, cache, &row.prompt, &params).map_err(|source| StageError::Ask {
+                id: row.id.clone(),
+                measure: "samples",
+                source,
+            })?;
+        on_progress();
+        Ok::<Value, StageError>(sample_value(&params, &answer))
+    })?;
+    let mut by_row = vec![Vec::with_capacity(options.samples); rows.len()];
+    for (&(row, _), value) in work.iter().zip(answers) {
+        by_row[row].push(value);
+    }
+    Ok(by_row)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +127,12 @@ pub fn run(
             measured
         })?
     };
+    let mut samples = if options.samples > 0 {
+        sample_all(backend, cache, rows, options, on_progress)?
+    } else {
+        Vec::new()
+    }
+    .into_iter();
     let id = backend.id();
     Ok(pairs
         .iter()
@@ -88,6 +162,9 @@ pub fn run(
             }
             if !tokens_join_to_text(&answer.generation) {
                 out["token_text_mismatch"] = json!(true);
+            }
+            if let Some(samples) = samples.next() {
+                out["samples"] = json!(samples);
             }
             for (key, value) in &row.fields {
                 // `out` is the json! object literal built just above.

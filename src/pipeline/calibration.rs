@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::PipelineError;
-use super::artifacts::stage_error;
+use super::artifacts::{read_jsonl, stage_error};
 use super::config::{MULTICALIBRATION, RunConfig, enum_value};
 use super::generation::generation_params;
 use super::tables::{Named, header, with_ci};
@@ -25,7 +27,7 @@ use crate::digest::sha256_hex;
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 5;
+pub(crate) const REPORT_REVISION: u32 = 6;
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
@@ -547,4 +549,40 @@ mod tests {
         let config = RunConfig::read(Path::new(default)).unwrap();
         assert!(calibrate_options(&config).unwrap().bootstrap_by_group);
     }
+}
+
+/// The agreement confidences of `agreement/<label>.jsonl` (written by a
+/// flow's agreement stage, one line per generation row, in order) put into
+/// each row's `confidence`, where the calibration reads every measure; the
+/// row's `sample_tokens` too, for the cost of each source. Nothing when the
+/// run sampled nothing.
+pub(crate) fn merge_agreement(
+    dir: &Path,
+    label: &str,
+    generations: &mut [Value],
+) -> Result<(), PipelineError> {
+    let path = dir.join(format!("agreement/{label}.jsonl"));
+    if !path.exists() {
+        return Ok(());
+    }
+    let rows = read_jsonl(&path)?;
+    for (generation, row) in generations.iter_mut().zip(&rows) {
+        if generation["id"] != row["id"] {
+            return Err(PipelineError::Artifact {
+                path: path.clone(),
+                message: format!(
+                    "line for {} where {} was expected",
+                    row["id"], generation["id"]
+                ),
+            });
+        }
+        if let (Some(confidence), Some(measures)) = (
+            generation["confidence"].as_object_mut(),
+            row["confidence"].as_object(),
+        ) {
+            confidence.extend(measures.clone());
+        }
+        generation["sample_tokens"] = row["sample_tokens"].clone();
+    }
+    Ok(())
 }

@@ -245,6 +245,22 @@ pub struct GenerationConfig {
     /// Reflective measures to ask for (names as `codecal generate --reflective`).
     pub reflective: Vec<String>,
     pub template_dir: Option<PathBuf>,
+    /// Answers sampled per prompt besides the main one, for confidence
+    /// from agreement: 0 (none) or 2 to `MAX_SAMPLES`. Left out of the
+    /// stage's inputs at 0, so older runs stay valid.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub samples: usize,
+    /// The temperature the samples are drawn at (above 0, at most 2).
+    #[serde(skip_serializing_if = "is_one")]
+    pub sample_temperature: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_one(t: &f64) -> bool {
+    *t == 1.0
 }
 
 impl Default for GenerationConfig {
@@ -259,6 +275,8 @@ impl Default for GenerationConfig {
             first_k: None,
             reflective: Vec::new(),
             template_dir: None,
+            samples: 0,
+            sample_temperature: 1.0,
         }
     }
 }
@@ -281,7 +299,7 @@ impl Default for ScoringConfig {
     fn default() -> Self {
         ScoringConfig {
             metric: "sbert_cosine01".into(),
-            thresholds: PathBuf::from("thresholds/sbert-minilm.toml"),
+            thresholds: PathBuf::from(DEFAULT_SBERT_THRESHOLDS),
             operating_points: vec![
                 "best-f1".into(),
                 "high-precision".into(),
@@ -606,6 +624,21 @@ impl RunConfig {
             "generation.temperature",
             g.temperature.is_finite() && (0.0..=2.0).contains(&g.temperature),
             "a number from 0 to 2",
+        )?;
+        within(
+            "generation.samples",
+            g.samples == 0 || (2..=MAX_SAMPLES).contains(&g.samples),
+            &format!(
+                "0 or from 2 to {} (agreement needs two samples)",
+                MAX_SAMPLES
+            ),
+        )?;
+        within(
+            "generation.sample_temperature",
+            g.sample_temperature.is_finite()
+                && g.sample_temperature > 0.0
+                && g.sample_temperature <= 2.0,
+            "a number above 0 and at most 2",
         )?;
         if let Some(max_tokens) = g.max_tokens {
             within(
@@ -953,7 +986,13 @@ pub const MAX_CONCURRENCY: usize = 256;
 
 /// Sequences sharing the local backend's decode steps: each holds its own
 /// key/value cache (about 50 MB at 1,000 tokens for SmolLM2).
+/// The thresholds shipped for `sbert_cosine01`, chosen on human ratings.
+pub const DEFAULT_SBERT_THRESHOLDS: &str = "thresholds/sbert-minilm.toml";
+
 pub const MAX_PARALLEL: usize = 64;
+
+/// The most answers `[generation] samples` may ask per prompt.
+pub const MAX_SAMPLES: usize = 50;
 
 #[cfg(feature = "local")]
 fn check_weights(key: &str, weights: &str) -> Result<(), ConfigError> {

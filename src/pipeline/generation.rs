@@ -88,7 +88,8 @@ pub(crate) fn generations(
     ];
     inputs.extend(Measure::ALL.iter().map(|m| templates.hash(*m).to_owned()));
     let rows = read_prompts(&books.dir.join("prompts.jsonl")).map_err(|e| failed("generate", e))?;
-    let steps = rows.len() * (1 + usize::from(!reflective.is_empty()));
+    let samples = config.generation.samples;
+    let steps = rows.len() * (1 + usize::from(!reflective.is_empty()) + samples);
     let output = format!("generations/{label}.jsonl");
     let on_progress = books.on_progress;
     books.stage(
@@ -105,6 +106,8 @@ pub(crate) fn generations(
                 first_k: config.generation.first_k,
                 reflective,
                 templates: &templates,
+                samples,
+                sample_temperature: config.generation.sample_temperature,
             };
             let rows =
                 crate::generate::stage::run(backend.as_ref(), &cache, &rows, &options, &|| {

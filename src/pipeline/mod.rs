@@ -19,6 +19,7 @@ mod generation;
 mod multicalibration;
 mod own_code;
 mod run_report;
+mod sources;
 mod summarize;
 mod tables;
 mod tasks;
@@ -30,7 +31,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
-pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, RunConfig};
+pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, MAX_SAMPLES, RunConfig};
 pub use generation::open_backend;
 pub use own_code::{
     OwnCodeOptions, OwnCodeOutcome, TrustedSummary, default_calibrator, summarize_own_code,

@@ -10,6 +10,7 @@
 //! the `generate` and `calibrate` stages.
 
 pub mod answer;
+pub mod behaviour;
 pub mod datasets;
 pub mod line_completion;
 pub mod reval;

@@ -124,6 +124,8 @@ pub fn summarize_own_code(
         first_k: config.generation.first_k,
         reflective: reflective.into_iter().collect(),
         templates: &templates,
+        samples: 0,
+        sample_temperature: config.generation.sample_temperature,
     };
     let total = rows.len() * (1 + stage_options.reflective.len());
     let done = std::sync::atomic::AtomicUsize::new(0);

@@ -4,6 +4,7 @@
 //! library module with the run directory's artifacts as input and output.
 //! Not the code-task flows (`tasks`), and nothing another flow uses.
 
+mod agreement;
 mod report;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         let label = backend_label(backend);
         generations(config, backend, &label, &home, books)?;
         scores(config, &label, &home, books)?;
+        if config.generation.samples > 0 {
+            agreement::stage(config, &label, &home, books)?;
+        }
         labels.push(label);
     }
     let mut inputs = vec![
@@ -41,6 +45,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
     for label in &labels {
         inputs.push(books.file_hash(&format!("generations/{label}.jsonl"))?);
         inputs.push(books.file_hash(&format!("scores/{label}.csv"))?);
+        if config.generation.samples > 0 {
+            inputs.push(books.file_hash(&format!("agreement/{label}.jsonl"))?);
+        }
     }
     let outputs = super::run_report::REPORT_FILES.map(String::from);
     books.stage("calibrate", &inputs, &outputs, 0, |dir| {

@@ -13,15 +13,17 @@ use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
+use crate::confidence::agreement::SUMMARY_MEASURES;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
-    sample_size_note, subgroup_rows, subgroup_table, tertiles,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
+    metrics_table, sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::multicalibration::{ItemFacts, feature_columns};
 use crate::pipeline::run_report::{ReportParts, write_report};
+use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
 use crate::table::{Format, Table};
@@ -78,6 +80,8 @@ struct Cell {
     reflective: bool,
     point: String,
     report: CalibrationReport,
+    /// Generated tokens per item the measure needs.
+    tokens_per_item: Option<f64>,
     view: CellView,
 }
 
@@ -107,6 +111,12 @@ pub(crate) fn calibrate_and_report(
                 .iter()
                 .map(|m| (m.clone(), true)),
         )
+        .chain(
+            SUMMARY_MEASURES
+                .iter()
+                .filter(|_| config.generation.samples > 0)
+                .map(|m| (m.to_string(), false)),
+        )
         .collect();
     let metric = &config.scoring.metric;
     let raw_only = CalibrateOptions {
@@ -126,7 +136,8 @@ pub(crate) fn calibrate_and_report(
     let mut views = Vec::new();
     let template = config.prompt.template_text().map_err(stage_error)?;
     for label in labels {
-        let rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        let mut rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        merge_agreement(dir, label, &mut rows)?;
         let generator = generator(config, &rows, &template)?;
         let items = load_items(dir, label, &rows, views.len())?;
         views.extend(item_views(label, &rows, &items, metric));
@@ -137,6 +148,10 @@ pub(crate) fn calibrate_and_report(
             .collect::<std::collections::BTreeSet<_>>()
         {
             let items: Vec<&Item> = items.iter().filter(|i| i.language == language).collect();
+            let language_rows: Vec<&Value> = rows
+                .iter()
+                .filter(|row| text_field(row, "language") == language)
+                .collect();
             for (measure, reflective) in &measures {
                 let rows: Vec<&Item> = items
                     .iter()
@@ -235,6 +250,7 @@ pub(crate) fn calibrate_and_report(
                         ));
                     }
                     cells.push(Cell {
+                        tokens_per_item: tokens_per_item(&language_rows, measure),
                         language: language.clone(),
                         model: label.clone(),
                         measure: measure.clone(),
@@ -540,6 +556,22 @@ fn write_tables(
         })
         .collect();
     let cell_key = ["language", "model", "measure", "operating point"];
+    let source_rows: Vec<SourceRow> = cells
+        .iter()
+        .filter(|c| c.point == first_point)
+        .map(|c| SourceRow {
+            key: vec![
+                c.language.clone(),
+                c.model.clone(),
+                c.measure.clone(),
+                c.point.clone(),
+            ],
+            measure: &c.measure,
+            report: &c.report,
+            tokens_per_item: c.tokens_per_item,
+        })
+        .collect();
+    tables.push(sources_table(&cell_key, &source_rows));
     tables.push(metrics_table(&cell_key, &decision_rows));
     tables.push(subgroup_table(
         &["language", "model", "measure"],

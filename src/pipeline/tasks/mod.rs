@@ -8,6 +8,7 @@
 //! from (`task::judge_all`, running code only in the sandbox). The tables
 //! are `report`'s. Not the summarization flow, and nothing another flow uses.
 
+mod agreement;
 mod report;
 mod turbulence;
 
@@ -38,6 +39,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         let label = backend_label(backend);
         generations(config, backend, &label, &home, books)?;
         verdicts(config, dataset, &label, books)?;
+        if config.generation.samples > 0 {
+            agreement::stage(config, dataset, &label, books)?;
+        }
         labels.push(label);
     }
     let mut inputs = vec![
@@ -48,6 +52,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
     for label in &labels {
         inputs.push(books.file_hash(&format!("generations/{label}.jsonl"))?);
         inputs.push(books.file_hash(&format!("verdicts/{label}.jsonl"))?);
+        if config.generation.samples > 0 {
+            inputs.push(books.file_hash(&format!("agreement/{label}.jsonl"))?);
+        }
     }
     let outputs = super::run_report::REPORT_FILES.map(String::from);
     books.stage("calibrate", &inputs, &outputs, 0, |dir| {

@@ -29,6 +29,7 @@ use crate::calibrate::calibrator::LabelDefinition;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
+use crate::confidence::agreement::CODE_MEASURES;
 use crate::confidence::length::LengthBaseline;
 use crate::confidence::reflective::Measure;
 use crate::confidence::token_measures;
@@ -36,12 +37,13 @@ use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
-    sample_size_note,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
+    metrics_table, sample_size_note,
 };
 use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
 use crate::pipeline::multicalibration::{self, multicalibration_table};
 use crate::pipeline::run_report::{ReportParts, write_report};
+use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
 use crate::task::Problem;
@@ -66,6 +68,8 @@ struct Cell {
     missing: usize,
     /// Items whose confidence is exactly 0 or 1.
     extremes: usize,
+    /// Generated tokens per item the measure needs.
+    tokens_per_item: Option<f64>,
     view: CellView,
 }
 
@@ -105,6 +109,9 @@ pub(crate) fn calibrate_and_report(
     if measures.iter().any(|m| m == ASK_TRUE) {
         measures.push(ASK_TRUE_NORMALIZED.to_owned());
     }
+    if config.generation.samples > 0 {
+        measures.extend(CODE_MEASURES.iter().map(|m| m.to_string()));
+    }
     let turbulence = dataset == Dataset::Turbulence;
     if turbulence && config.dataset.rounds > 1 {
         measures.push(turbulence::SELF_CONSISTENCY.to_owned());
@@ -117,6 +124,7 @@ pub(crate) fn calibrate_and_report(
     let mut views = Vec::new();
     for label in labels {
         let mut generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        merge_agreement(dir, label, &mut generations)?;
         let mut verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         if turbulence {
             let answers = turbulence_answers(
@@ -208,6 +216,7 @@ pub(crate) fn calibrate_and_report(
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
+                tokens_per_item: tokens_per_item(&generations.iter().collect::<Vec<_>>(), measure),
                 extremes: data
                     .confidence
                     .iter()
@@ -729,6 +738,15 @@ fn write_tables(
         _ => "",
     };
     let cell_rows = decision_rows(dataset, cells);
+    let source_rows: Vec<SourceRow> = cells
+        .iter()
+        .map(|c| SourceRow {
+            key: vec![c.model.clone(), c.measure.clone()],
+            measure: &c.measure,
+            report: &c.report,
+            tokens_per_item: c.tokens_per_item,
+        })
+        .collect();
     let tables = [
         Named {
             file: "outcomes",
@@ -774,6 +792,7 @@ fn write_tables(
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
         },
+        sources_table(&key, &source_rows),
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows),
     ];

@@ -1,0 +1,106 @@
+//! The "confidence sources" table that every flow's report adds: each
+//! measure of each model side by side on the same items, with how well it
+//! ranks (AUC), its Brier skill raw and rescaled, and what it cost in
+//! generated tokens. Not the calibration itself, nor the seeds' tables.
+
+use serde_json::Value;
+
+use super::tables::{Named, header, with_ci};
+use crate::calibrate::CalibrationReport;
+use crate::confidence::agreement::{CODE_MEASURES, SUMMARY_MEASURES};
+use crate::confidence::reflective::Measure;
+
+/// One model x measure's row.
+pub(crate) struct SourceRow<'a> {
+    pub key: Vec<String>,
+    pub measure: &'a str,
+    pub report: &'a CalibrationReport,
+    /// Generated tokens per item the measure needs, where every item says.
+    pub tokens_per_item: Option<f64>,
+}
+
+/// Where a measure's number comes from.
+pub(crate) fn source_of(measure: &str) -> &'static str {
+    if CODE_MEASURES.contains(&measure) {
+        "agreement: sampled answers run on shared inputs in the sandbox"
+    } else if SUMMARY_MEASURES.contains(&measure) {
+        "agreement: sampled summaries embedded with SentenceBERT"
+    } else if is_reflective(measure) {
+        "reflection: a further question to the model"
+    } else if measure == super::config::LENGTH_BASELINE {
+        "the answer's length alone"
+    } else {
+        "the answer's token probabilities"
+    }
+}
+
+fn is_reflective(measure: &str) -> bool {
+    Measure::ALL.iter().any(|m| m.name() == measure) || measure.starts_with("ask-true")
+}
+
+/// The mean generated tokens per item that `measure` needs over `rows`
+/// (generation rows with any agreement merged in): the main answer's, plus
+/// the samples' for an agreement measure or the reply's for a reflective
+/// one. `None` where an item does not record its count.
+pub(crate) fn tokens_per_item(rows: &[&Value], measure: &str) -> Option<f64> {
+    if rows.is_empty() {
+        return None;
+    }
+    let agreement = CODE_MEASURES.contains(&measure) || SUMMARY_MEASURES.contains(&measure);
+    let reflective = is_reflective(measure);
+    let reply = measure.trim_end_matches("-normalized");
+    let mut total = 0u64;
+    for row in rows {
+        total += row["completion_tokens"].as_u64()?;
+        if agreement {
+            total += row["sample_tokens"].as_u64()?;
+        }
+        if reflective {
+            total += row["reflective"][reply]["reply_tokens"].as_u64()?;
+        }
+    }
+    Some(total as f64 / rows.len() as f64)
+}
+
+pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> Named {
+    let table_rows = rows
+        .iter()
+        .map(|row| {
+            let raw = &row.report.raw;
+            let rescaled = row.report.rescaled.as_ref().map_or("-".to_owned(), |e| {
+                with_ci(e.metrics.skill_score, e, "skill_score")
+            });
+            let mut cells = row.key.clone();
+            cells.extend([
+                raw.metrics.n.to_string(),
+                with_ci(raw.metrics.auroc, raw, "auroc"),
+                with_ci(raw.metrics.skill_score, raw, "skill_score"),
+                rescaled,
+                row.tokens_per_item
+                    .map_or("-".to_owned(), |t| format!("{t:.1}")),
+                source_of(row.measure).to_owned(),
+            ]);
+            cells
+        })
+        .collect();
+    Named {
+        file: "sources",
+        title: "Confidence sources: every measure on the same items, with how well it ranks \
+                (AUC), its Brier skill score raw and rescaled (out of fold), and its cost in \
+                generated tokens per item (the answer's own, plus the samples an agreement \
+                measure draws or the reply a reflective one asks for)"
+            .into(),
+        header: header(
+            key,
+            &[
+                "n",
+                "AUC",
+                "raw skill",
+                "rescaled skill",
+                "tokens per item",
+                "source",
+            ],
+        ),
+        rows: table_rows,
+    }
+}

@@ -1,0 +1,148 @@
+//! The agreement stage of a task run: each problem's main answer and its
+//! sampled answers are keyed by what they do (`task::behaviour`, in the
+//! sandbox), and the keys counted into confidences
+//! (`confidence::agreement`). Writes `agreement/<label>.jsonl`, one line
+//! per problem, which the calibration stage reads beside the token
+//! measures. Not the sampling (the generation stage's) nor the calibration.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::read_problems;
+use crate::artifact::{create_dir, write_atomic};
+use crate::confidence::agreement::{CodeAgreement, Sample};
+use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
+use crate::pipeline::config::RunConfig;
+use crate::pipeline::{Books, PipelineError, hash_strings};
+use crate::sandbox::Limits;
+use crate::task::behaviour::{ProbeOptions, behaviour_keys, probe_source};
+use crate::task::datasets::Dataset;
+use crate::task::{self, Problem, answer};
+
+/// Characters kept of a probe's report: a digest per input.
+const PROBE_MESSAGE_CHARS: usize = 2_000;
+
+pub(super) fn probe_options(config: &RunConfig) -> ProbeOptions {
+    ProbeOptions {
+        seed: config.dataset.seed,
+        ..ProbeOptions::default()
+    }
+}
+
+pub(super) fn stage(
+    config: &RunConfig,
+    dataset: Dataset,
+    label: &str,
+    books: &mut Books,
+) -> Result<(), PipelineError> {
+    let generations = format!("generations/{label}.jsonl");
+    let options = probe_options(config);
+    let inputs = vec![
+        books.file_hash("problems.jsonl")?,
+        books.file_hash(&generations)?,
+        hash_strings(&[
+            format!("{options:?}"),
+            config.dataset.isolation.clone(),
+            probe_source().to_owned(),
+            include_str!("../../task/behaviour.rs").to_owned(),
+            include_str!("../../confidence/agreement.rs").to_owned(),
+        ]),
+        task::judging_rules_fingerprint(),
+    ];
+    let output = format!("agreement/{label}.jsonl");
+    books.stage(
+        &format!("agreement {label}"),
+        &inputs,
+        std::slice::from_ref(&output),
+        0,
+        |dir| {
+            let problems = read_problems(&dir.join("problems.jsonl"))?;
+            let rows = read_jsonl(&dir.join(&generations))?;
+            let lines = agreement_lines(config, dataset, &problems, &rows, &options)?;
+            create_dir(&dir.join("agreement"))?;
+            write_atomic(&dir.join(&output), lines.as_bytes())?;
+            Ok(())
+        },
+    )
+}
+
+/// One JSON line per generation row: the behaviour keys of its main and
+/// sampled answers, the clusters, and the agreement confidences.
+fn agreement_lines(
+    config: &RunConfig,
+    dataset: Dataset,
+    problems: &[Problem],
+    rows: &[Value],
+    options: &ProbeOptions,
+) -> Result<String, PipelineError> {
+    let by_id: std::collections::HashMap<&str, &Problem> =
+        problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    let kind = dataset.task();
+    // Every answer of every row, main first, in one list for the sandbox.
+    let mut pairs: Vec<(&Problem, String)> = Vec::new();
+    let mut spans = Vec::with_capacity(rows.len());
+    for row in rows {
+        let id = text_field(row, "id");
+        let problem = *by_id
+            .get(id.as_str())
+            .ok_or_else(|| failed("agreement", format!("no problem `{id}`")))?;
+        let samples = row["samples"].as_array().cloned().unwrap_or_default();
+        let start = pairs.len();
+        pairs.push((problem, answer::extract(kind, &text_field(row, "text"))));
+        for sample in &samples {
+            pairs.push((problem, answer::extract(kind, &text_field(sample, "text"))));
+        }
+        spans.push((start, samples));
+    }
+    let wall = Duration::from_secs_f64(options.wall_seconds());
+    let limits = Limits {
+        message_chars: PROBE_MESSAGE_CHARS,
+        ..Limits::with_wall(wall)
+    };
+    let isolation =
+        crate::pipeline::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
+    let sandbox =
+        task::sandbox_for(&pairs, limits, isolation).map_err(|e| failed("agreement", e))?;
+    let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
+    let keys = behaviour_keys(&borrowed, sandbox.as_ref(), config.dataset.jobs, options)
+        .map_err(|e| failed("agreement", e))?;
+    let mut lines = String::new();
+    for (row, (start, samples)) in rows.iter().zip(spans) {
+        let greedy = &keys[start];
+        let sampled: Vec<Sample> = samples
+            .iter()
+            .zip(&keys[start + 1..start + 1 + samples.len()])
+            .map(|(sample, key)| Sample {
+                key: key.clone(),
+                mean_logprob: sample["mean_logprob"].as_f64(),
+            })
+            .collect();
+        let tokens: u64 = samples
+            .iter()
+            .filter_map(|s| s["completion_tokens"].as_u64())
+            .sum();
+        let agreement = CodeAgreement::of(greedy, &sampled);
+        let confidence: serde_json::Map<String, Value> = agreement
+            .as_ref()
+            .map(|a| {
+                a.measures()
+                    .into_iter()
+                    .map(|(name, value)| (name.to_owned(), json!(value)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sample_keys: Vec<&String> = sampled.iter().map(|s| &s.key).collect();
+        let line = json!({
+            "id": text_field(row, "id"),
+            "greedy_key": greedy,
+            "sample_keys": sample_keys,
+            "clusters": agreement.as_ref().map(|a| a.clusters),
+            "entropy": agreement.as_ref().map(|a| a.entropy),
+            "sample_tokens": tokens,
+            "confidence": confidence,
+        });
+        lines += &(line.to_string() + "\n");
+    }
+    Ok(lines)
+}
