@@ -86,7 +86,10 @@ pub fn apply_file(
         }
     }
     check_model(calibrator, &table)?;
-    let confidences = measure_values(&table, &measure)?;
+    let confidences = match &calibrator.combination {
+        Some(combination) => combined_values(&table, combination)?,
+        None => measure_values(&table, &measure)?,
+    };
     let applied = decide_rows(calibrator, &table, &confidences, options.target_precision)?;
     let decided: Vec<(String, String)> = applied
         .iter()
@@ -201,6 +204,25 @@ pub fn check_model(calibrator: &Calibrator, table: &Table) -> Result<(), ApplyEr
 
 /// Each row's value of `measure`: its own column, or a key of the
 /// `confidence` or `reflective` object that `codecal generate` writes.
+/// Each row's combined confidence, from the values of every measure the
+/// combination was fitted on.
+fn combined_values(
+    table: &Table,
+    combination: &crate::calibrate::combine::Combination,
+) -> Result<Vec<f64>, ApplyError> {
+    let columns = combination
+        .measures
+        .iter()
+        .map(|measure| measure_values(table, measure))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((0..table.len())
+        .map(|row| {
+            let values: Vec<f64> = columns.iter().map(|c| c[row]).collect();
+            combination.predict(&values)
+        })
+        .collect())
+}
+
 pub fn measure_values(table: &Table, measure: &str) -> Result<Vec<f64>, ApplyError> {
     let not_probability =
         |column: &crate::table::Column, row: usize, value: String| ApplyError::NotProbability {

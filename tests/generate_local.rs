@@ -196,3 +196,37 @@ fn a_prompt_decoded_beside_three_others_matches_decoding_it_alone() {
     let lengths: Vec<usize> = alone.iter().map(|g| g.generated_ids.len()).collect();
     eprintln!("tokens generated: {lengths:?}");
 }
+
+/// Issue "confidence from agreement": the answers sampled from one prompt
+/// prefill it once, and an answer started from the kept prefill is the
+/// answer a fresh prefill gives, token for token and bit for bit.
+#[test]
+fn samples_of_one_prompt_share_its_prefill_and_answer_as_if_alone() {
+    let (Some(shared), Some(fresh)) = (load(Weights::F32), load(Weights::F32)) else {
+        return;
+    };
+    let prompt = seed_prompt(PYTHON);
+    let sample = |seed: u64| Params {
+        max_tokens: 30,
+        temperature: 1.0,
+        seed,
+        stop: Vec::new(),
+        ..Params::default()
+    };
+    let first = shared.generate_ids(&prompt, &sample(1)).unwrap();
+    assert_eq!(shared.reused_prefills(), 0);
+    let second = shared.generate_ids(&prompt, &sample(2)).unwrap();
+    assert_eq!(
+        shared.reused_prefills(),
+        1,
+        "the second sample reused the prefill"
+    );
+    let alone = fresh.generate_ids(&prompt, &sample(2)).unwrap();
+    assert_eq!(fresh.reused_prefills(), 0);
+    assert_eq!(second.generated_ids, alone.generated_ids);
+    assert_eq!(second.generation.tokens, alone.generation.tokens);
+    assert_ne!(
+        first.generated_ids, second.generated_ids,
+        "two seeds, two samples"
+    );
+}

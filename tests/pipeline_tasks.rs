@@ -314,6 +314,133 @@ fn a_humaneval_run_executes_answers_in_the_sandbox() {
     );
 }
 
+/// Issue "confidence from agreement": a HumanEval run with `samples = 3`
+/// keys every sampled answer by what it does in the sandbox. The designed
+/// server samples the right answer every time where its main answer is
+/// right, and three different wrong ones elsewhere, so agreement separates
+/// the two perfectly; the learned combination is saved in its calibrator
+/// and `codecal apply` uses it.
+#[test]
+fn a_humaneval_run_with_samples_measures_agreement_by_behaviour() {
+    let (Some(data), Some(_)) = (
+        common::humaneval_file(),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    let solutions: HashMap<String, String> = jsonl_gz(&data)
+        .iter()
+        .map(|row| {
+            (
+                row["prompt"].as_str().unwrap().to_owned(),
+                row["canonical_solution"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let sampled = seen.body["temperature"].as_f64().unwrap_or(0.0) > 0.0;
+        let seed = seen.body["seed"].as_u64().unwrap_or(0) >> 32;
+        let wrong = ["    return None\n", "    return 0\n", "    return []\n"];
+        let answer = match (answers_right(prompt), sampled) {
+            (true, _) => solutions.get(prompt).cloned().unwrap_or_default(),
+            (false, false) => wrong[0].to_owned(),
+            (false, true) => wrong[seed as usize % 3].to_owned(),
+        };
+        json(200, &completion(&[(&answer, 0.7)]))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &server, "synthesis", "name = \"humaneval\"");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text = text.replace(
+        "[calibration]\n",
+        "[generation]\nsamples = 3\n\n[calibration]\ncombine = [\"average_token_probability\", \"agreement\"]\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("runs/synthesis");
+    let generations = jsonl(&run.join("generations/openai-test-model.jsonl"));
+    assert!(
+        generations
+            .iter()
+            .all(|g| g["samples"].as_array().unwrap().len() == 3)
+    );
+    let agreement = jsonl(&run.join("agreement/openai-test-model.jsonl"));
+    let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
+    assert_eq!(agreement.len(), 60);
+    for (row, verdict) in agreement.iter().zip(&verdicts) {
+        let confidence = &row["confidence"];
+        if verdict["correct"] == true {
+            assert_eq!(confidence["agreement"], 1.0, "{row}");
+            assert_eq!(confidence["functional_entropy"], 1.0, "{row}");
+            assert_eq!(row["clusters"], 1);
+        } else {
+            // Samples 1, 2, 3 answer None, [] and 0: one agrees with the
+            // main answer (None), three clusters.
+            assert_eq!(row["clusters"], 3, "{row}");
+            assert!((confidence["agreement"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+            assert_eq!(confidence["functional_entropy"], 0.0, "{row}");
+        }
+    }
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    let sources: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("## Confidence sources"))
+        .filter(|l| l.starts_with("| openai-test-model |"))
+        .collect();
+    let agreement_row = sources
+        .iter()
+        .find(|l| l.contains("| agreement |"))
+        .expect("agreement in the sources table");
+    assert!(agreement_row.contains("| 1.000 "), "AUC 1: {agreement_row}");
+    assert!(
+        sources.iter().any(|l| l.contains("| combination |")),
+        "{sources:?}"
+    );
+    let calibrator = run.join("calibrators/humaneval/openai-test-model/combination.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&calibrator).unwrap()).unwrap();
+    assert_eq!(
+        saved["combination"]["measures"],
+        serde_json::json!(["average_token_probability", "agreement"])
+    );
+    let items = dir.path().join("items.jsonl");
+    std::fs::write(
+        &items,
+        "{\"id\": \"a\", \"average_token_probability\": 0.7, \"agreement\": 1.0}\n\
+         {\"id\": \"b\", \"average_token_probability\": 0.7, \"agreement\": 0.3}\n",
+    )
+    .unwrap();
+    let applied = dir.path().join("applied.jsonl");
+    let out = common::codecal(&[
+        "apply",
+        "--calibrator",
+        calibrator.to_str().unwrap(),
+        items.to_str().unwrap(),
+        "--out",
+        applied.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let decided = jsonl(&applied);
+    let (a, b) = (
+        decided[0]["calibrated"].as_f64().unwrap(),
+        decided[1]["calibrated"].as_f64().unwrap(),
+    );
+    assert!(
+        a > b,
+        "agreeing samples raise the combined confidence: {a} vs {b}"
+    );
+}
+
 fn jsonl_gz(path: &Path) -> Vec<serde_json::Value> {
     use std::io::Read;
     let mut text = String::new();

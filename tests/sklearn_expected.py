@@ -77,3 +77,19 @@ show("group-cv platt brier", brier_score_loss(y, oof))
 show("group-cv platt auroc", roc_auc_score(y, oof))
 show("group-cv platt ece", ece_from_curve(oof, "uniform"))
 show("group-cv test folds", [sorted(set(groups[t])) for _, t in GroupKFold(n_splits=5).split(p, y, groups)])
+
+# The learned combination of measures (src/calibrate/combine.rs):
+# StandardScaler, then LogisticRegression with C = 1, on two columns.
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+combo_a = [0.9, 0.8, 0.3, 0.6, 0.2, 0.95, 0.4, 0.7, 0.1, 0.5]
+combo_b = [1.0, 0.6, 0.2, 1.0, 0.4, 0.8, 0.0, 0.2, 0.2, 0.6]
+combo_y = [1, 1, 0, 1, 0, 1, 0, 0, 0, 1]
+combo_x = np.column_stack([combo_a, combo_b])
+combo = make_pipeline(
+    StandardScaler(), LogisticRegression(C=1.0, tol=1e-12, max_iter=100000)
+).fit(combo_x, combo_y)
+show("combination weights", combo[-1].coef_[0].tolist())
+show("combination intercept", float(combo[-1].intercept_[0]))
+show("combination P(first item)", float(combo.predict_proba(combo_x[:1])[0, 1]))

@@ -234,6 +234,10 @@ pub struct Calibrator {
     /// those columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multicalibration: Option<Multicalibrated>,
+    /// Where `measure` is a learned combination of several measures: the
+    /// fit that turns their values into the one the rescaler takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combination: Option<super::combine::Combination>,
     pub label: LabelDefinition,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
@@ -292,6 +296,7 @@ impl Calibrator {
             method: report.method,
             rescaler: report.final_fit.as_ref().map(SavedRescaler::from),
             multicalibration: report.final_multicalibration.clone(),
+            combination: None,
             label: provenance.label,
             generator: provenance.generator,
             training: Training {

@@ -12,6 +12,7 @@ pub mod binomial;
 pub mod bins;
 pub(crate) mod bootstrap;
 pub mod calibrator;
+pub mod combine;
 pub mod cutoffs;
 pub mod cv;
 pub mod data;

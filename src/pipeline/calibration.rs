@@ -15,6 +15,7 @@ use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::combine::Combination;
 use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
@@ -92,6 +93,17 @@ impl CellFiles<'_> {
 
     /// Writes the calibration directory and the calibrator file under `dir`.
     pub(crate) fn write(self, dir: &Path, report: &CalibrationReport) -> Result<(), PipelineError> {
+        self.write_with(dir, report, None)
+    }
+
+    /// [`write`](Self::write), for a cell whose measure is a learned
+    /// combination of measures, saved in its calibrator.
+    pub(crate) fn write_with(
+        self,
+        dir: &Path,
+        report: &CalibrationReport,
+        combination: Option<Combination>,
+    ) -> Result<(), PipelineError> {
         crate::report::write_calibration_dir(&dir.join(self.calibration_dir()), report)
             .map_err(stage_error)?;
         let path = dir.join(self.calibrator_file());
@@ -103,9 +115,9 @@ impl CellFiles<'_> {
             label: self.label,
             generator: self.generator,
         };
-        Calibrator::from_report(report, provenance)
-            .save(&path)
-            .map_err(stage_error)
+        let mut calibrator = Calibrator::from_report(report, provenance);
+        calibrator.combination = combination;
+        calibrator.save(&path).map_err(stage_error)
     }
 }
 

@@ -346,7 +346,15 @@ pub struct CalibrationConfig {
     /// (`[calibration.multicalibration]`, each key optional).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multicalibration: Option<MulticalibrationParams>,
+    /// Measures to combine into one learned confidence (`combination`):
+    /// logistic regression on them, out of fold in the calibration's own
+    /// folds (a task run; at least two of the run's measures).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub combine: Vec<String>,
 }
+
+/// The name of the learned combination's column.
+pub const COMBINATION: &str = "combination";
 
 impl Default for CalibrationConfig {
     fn default() -> Self {
@@ -366,6 +374,7 @@ impl Default for CalibrationConfig {
             base: None,
             group_features: Vec::new(),
             multicalibration: None,
+            combine: Vec::new(),
         }
     }
 }
@@ -555,8 +564,52 @@ impl RunConfig {
             }
         }
         self.check_rescaling()?;
+        self.check_combine()?;
         enum_value::<CvStrategy>("calibration.cv", &self.calibration.cv)?;
         self.check_ranges()
+    }
+
+    /// Every measure to combine is one the run calibrates, and there are two.
+    fn check_combine(&self) -> Result<(), ConfigError> {
+        let combine = &self.calibration.combine;
+        if combine.is_empty() {
+            return Ok(());
+        }
+        if self.task()? == TaskKind::Summarize {
+            return Err(key_error(
+                "calibration.combine",
+                "a learned combination is made in task runs only",
+            ));
+        }
+        let mut known: Vec<String> = self
+            .calibration
+            .confidence
+            .iter()
+            .chain(&self.generation.reflective)
+            .cloned()
+            .collect();
+        if self.generation.samples > 0 {
+            known.extend(crate::confidence::agreement::CODE_MEASURES.map(String::from));
+        }
+        if let Some(unknown) = combine.iter().find(|m| !known.contains(m)) {
+            return Err(key_error(
+                "calibration.combine",
+                format!(
+                    "{unknown:?} is not a measure this run calibrates (it calibrates: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let mut distinct = combine.clone();
+        distinct.sort();
+        distinct.dedup();
+        if distinct.len() < 2 {
+            return Err(key_error(
+                "calibration.combine",
+                "name at least two different measures",
+            ));
+        }
+        Ok(())
     }
 
     /// The method (or multicalibration, its base and its group features).

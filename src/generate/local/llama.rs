@@ -96,6 +96,7 @@ struct Block {
 }
 
 /// One sequence's keys and values, per block, for the positions it has run.
+#[derive(Clone)]
 pub struct KvCache {
     blocks: Vec<LayerCache>,
 }

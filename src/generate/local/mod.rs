@@ -7,6 +7,8 @@
 //! Several prompts in flight (the backend's concurrency, `--parallel`)
 //! share each decode step (`engine.rs`).
 //! Decoding is greedy at temperature 0 and seeded sampling above it.
+//! The last few prefilled prompts are kept (`Prefills`), so the answers
+//! sampled from one prompt, asked one after the other, prefill it once.
 //! Chat prompts are rendered with the model's ChatML template.
 
 mod engine;
@@ -60,6 +62,43 @@ struct Decoder {
     end_ids: Vec<u32>,
     /// The most sequences one decode step has advanced so far.
     widest_step: AtomicUsize,
+    /// The prompts prefilled last, with their caches and last logits.
+    prefills: std::sync::Mutex<Prefills>,
+}
+
+/// How many prefilled prompts are kept: a prompt's samples are asked
+/// together, so a few cover the prompts in flight at once.
+const PREFILLS_KEPT: usize = 4;
+
+/// Prefilled prompts, most recent last. Reusing one gives the same numbers
+/// as prefilling again: the cache is a copy of what the same pass wrote.
+#[derive(Default)]
+struct Prefills {
+    entries: Vec<(Vec<u32>, KvCache, Vec<f32>)>,
+    /// Prompts served from here, for tests.
+    reused: usize,
+}
+
+impl Prefills {
+    fn get(&mut self, prompt_ids: &[u32]) -> Option<(KvCache, Vec<f32>)> {
+        let at = self
+            .entries
+            .iter()
+            .position(|(ids, ..)| ids == prompt_ids)?;
+        let entry = self.entries.remove(at);
+        let found = (entry.1.clone(), entry.2.clone());
+        self.entries.push(entry);
+        self.reused += 1;
+        Some(found)
+    }
+
+    fn put(&mut self, prompt_ids: &[u32], cache: &KvCache, logits: &[f32]) {
+        if self.entries.len() >= PREFILLS_KEPT {
+            self.entries.remove(0);
+        }
+        self.entries
+            .push((prompt_ids.to_vec(), cache.clone(), logits.to_vec()));
+    }
 }
 
 /// One prompt being answered: its cache, what it has generated, and its
@@ -142,6 +181,7 @@ impl LocalBackend {
             tokenizer,
             end_ids,
             widest_step: AtomicUsize::new(0),
+            prefills: std::sync::Mutex::new(Prefills::default()),
         });
         let (requests, incoming) = channel();
         let engine = std::thread::Builder::new()
@@ -183,6 +223,11 @@ impl LocalBackend {
     /// The most prompts one decode step has advanced together so far.
     pub fn widest_step(&self) -> usize {
         self.decoder.widest_step.load(Ordering::Relaxed)
+    }
+
+    /// How many prompts were served from the kept prefills so far.
+    pub fn reused_prefills(&self) -> usize {
+        self.decoder.prefills().reused
     }
 
     /// The text the model sees for `prompt`: completion text as is, chat
@@ -279,15 +324,15 @@ impl Decoder {
         if prompt_ids.is_empty() {
             return Err(local_error("the prompt is empty"));
         }
-        let mut cache = self.model.new_cache();
-        let mut logits = Vec::new();
-        for (chunk_index, chunk) in prompt_ids.chunks(PREFILL_CHUNK).enumerate() {
-            let position = chunk_index * PREFILL_CHUNK;
-            logits = last_row(
-                self.model
-                    .forward(&mut cache, chunk, position, Logits::Last),
-            )?;
-        }
+        let kept = self.prefills().get(&prompt_ids);
+        let (cache, logits) = match kept {
+            Some(kept) => kept,
+            None => {
+                let (cache, logits) = self.prefill(&prompt_ids)?;
+                self.prefills().put(&prompt_ids, &cache, &logits);
+                (cache, logits)
+            }
+        };
         let mut sequence = Sequence {
             prompt_ids,
             params: params.clone(),
@@ -299,6 +344,25 @@ impl Decoder {
         };
         let next = self.advance(&mut sequence, &logits)?;
         Ok((sequence, next))
+    }
+
+    fn prefills(&self) -> std::sync::MutexGuard<'_, Prefills> {
+        // Only the engine thread writes; a panic there leaves whole entries.
+        self.prefills.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The prompt run in chunks: its cache and the last position's logits.
+    fn prefill(&self, prompt_ids: &[u32]) -> Result<(KvCache, Vec<f32>), GenerateError> {
+        let mut cache = self.model.new_cache();
+        let mut logits = Vec::new();
+        for (chunk_index, chunk) in prompt_ids.chunks(PREFILL_CHUNK).enumerate() {
+            let position = chunk_index * PREFILL_CHUNK;
+            logits = last_row(
+                self.model
+                    .forward(&mut cache, chunk, position, Logits::Last),
+            )?;
+        }
+        Ok((cache, logits))
     }
 
     /// Chooses the sequence's next token from `logits` and records it: the

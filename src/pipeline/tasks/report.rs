@@ -26,6 +26,7 @@ use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::LabelDefinition;
+use crate::calibrate::combine::{Combination, in_calibration_folds};
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
@@ -40,7 +41,7 @@ use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
     metrics_table, sample_size_note,
 };
-use crate::pipeline::config::{LENGTH_BASELINE, RunConfig};
+use crate::pipeline::config::{COMBINATION, LENGTH_BASELINE, RunConfig};
 use crate::pipeline::multicalibration::{self, multicalibration_table};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
@@ -112,6 +113,9 @@ pub(crate) fn calibrate_and_report(
     if config.generation.samples > 0 {
         measures.extend(CODE_MEASURES.iter().map(|m| m.to_string()));
     }
+    if !config.calibration.combine.is_empty() {
+        measures.push(COMBINATION.to_owned());
+    }
     let turbulence = dataset == Dataset::Turbulence;
     if turbulence && config.dataset.rounds > 1 {
         measures.push(turbulence::SELF_CONSISTENCY.to_owned());
@@ -161,15 +165,28 @@ pub(crate) fn calibrate_and_report(
             &verdicts,
             &config.calibration.group_features,
         );
+        let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
         for measure in &measures {
-            let mut column = measure_column(
-                &generations,
-                &verdicts,
-                &answer_measures,
-                measure,
-                baseline,
-                &groups,
-            );
+            let (mut column, combination) = if measure == COMBINATION {
+                match combination_column(&config.calibration.combine, &seen, &options) {
+                    Ok((column, fit)) => (column, Some(fit)),
+                    Err(e) => {
+                        notes.push(format!("{label} {COMBINATION}: not made ({e})"));
+                        continue;
+                    }
+                }
+            } else {
+                let column = measure_column(
+                    &generations,
+                    &verdicts,
+                    &answer_measures,
+                    measure,
+                    baseline,
+                    &groups,
+                );
+                (column, None)
+            };
+            seen.insert(measure.clone(), column.data.clone());
             column.data.features = features.clone();
             let data = &column.data;
             let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
@@ -193,7 +210,7 @@ pub(crate) fn calibrate_and_report(
                 &data.correct,
                 &item_indices,
             );
-            files.write(dir, &report)?;
+            files.write_with(dir, &report, combination)?;
             if turbulence {
                 turbulence_views.push(turbulence::MeasureView {
                     model: label.clone(),
@@ -229,6 +246,7 @@ pub(crate) fn calibrate_and_report(
             });
         }
     }
+    notes.extend(labels.iter().filter_map(|l| combination_note(&cells, l)));
     let (extra, sections) = if turbulence {
         let mut tables = turbulence::paper_tables(&turbulence_models);
         tables.extend(turbulence::calibration_tables(
@@ -410,6 +428,59 @@ fn measure_column(
         }
     }
     Column { data, missing }
+}
+
+/// The learned combination of the `combine` measures (already calibrated
+/// in `seen`): its out-of-fold confidences in the calibration's own folds,
+/// on the items and labels of the main answer, and its final fit.
+fn combination_column(
+    combine: &[String],
+    seen: &BTreeMap<String, CalibrationData>,
+    options: &CalibrateOptions,
+) -> Result<(Column, Combination), String> {
+    let named: Vec<&CalibrationData> = combine
+        .iter()
+        .map(|m| seen.get(m).ok_or_else(|| format!("{m} was not calibrated")))
+        .collect::<Result<_, _>>()?;
+    let first = named[0];
+    let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
+    let (confidence, fit) = in_calibration_folds(
+        combine,
+        &columns,
+        &first.correct,
+        first.groups.as_deref(),
+        options,
+    )
+    .map_err(|e| e.to_string())?;
+    let data = CalibrationData {
+        confidence,
+        target: None,
+        features: Vec::new(),
+        ..first.clone()
+    };
+    Ok((Column { data, missing: 0 }, fit))
+}
+
+/// The learned combination beside the best single measure of the same
+/// model, both out of fold: the combination's own (it is out of fold before
+/// any rescaling) and each measure's rescaled skill.
+fn combination_note(cells: &[Cell], model: &str) -> Option<String> {
+    let of_model = || cells.iter().filter(|c| c.model == model);
+    let combined = of_model().find(|c| c.measure == COMBINATION)?;
+    let skill = combined.report.raw.metrics.skill_score?;
+    let best = of_model()
+        .filter(|c| c.measure != COMBINATION)
+        .filter_map(|c| Some((c, c.report.rescaled.as_ref()?.metrics.skill_score?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let auc = |e: &Evaluation| e.metrics.auroc.map_or("-".into(), |a| format!("{a:.3}"));
+    Some(format!(
+        "{model}: the learned {COMBINATION} has out-of-fold skill {skill:.3} (AUC {}); the \
+         best single measure, {}, has rescaled out-of-fold skill {:.3} (AUC {})",
+        auc(&combined.report.raw),
+        best.0.measure,
+        best.1,
+        auc(&best.0.report.raw),
+    ))
 }
 
 /// Whether the answer `measure` speaks of was right. "Open the Oyster":
