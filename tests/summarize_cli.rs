@@ -120,6 +120,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
             slope: 1.0,
             intercept: 0.0,
         })),
+        combination: None,
         label: LabelDefinition::default(),
         generator: Some(Generator {
             backend: "openai".into(),

@@ -151,26 +151,23 @@ impl CombineParams {
             let mut gradient = vec![0.0; d + 1];
             let mut hessian = vec![vec![0.0; d + 1]; d + 1];
             for (row, &label) in x.iter().zip(y) {
-                let z = beta[d] + row.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>();
+                // The item's features with the intercept's 1 last.
+                let features: Vec<f64> = row.iter().copied().chain([1.0]).collect();
+                let z: f64 = features.iter().zip(&beta).map(|(a, b)| a * b).sum();
                 let p = sigmoid(z);
-                let residual = p - f64::from(u8::from(label));
-                let weight = p * (1.0 - p);
-                let feature = |j: usize| if j == d { 1.0 } else { row[j] };
-                for j in 0..=d {
-                    gradient[j] += c * residual * feature(j);
-                    for k in 0..=j {
-                        hessian[j][k] += c * weight * feature(j) * feature(k);
+                let residual = c * (p - f64::from(u8::from(label)));
+                let weight = c * p * (1.0 - p);
+                for ((g, h), fj) in gradient.iter_mut().zip(&mut hessian).zip(&features) {
+                    *g += residual * fj;
+                    for (hk, fk) in h.iter_mut().zip(&features) {
+                        *hk += weight * fj * fk;
                     }
                 }
             }
-            for j in 0..d {
-                gradient[j] += beta[j];
-                hessian[j][j] += 1.0;
-            }
-            for j in 0..=d {
-                for k in 0..j {
-                    hessian[k][j] = hessian[j][k];
-                }
+            // The penalty, on the weights only.
+            for (j, (g, h)) in gradient.iter_mut().zip(&mut hessian).take(d).enumerate() {
+                *g += beta[j];
+                h[j] += 1.0;
             }
             if gradient.iter().all(|g| g.abs() < self.tolerance) {
                 return Ok((beta[..d].to_vec(), beta[d]));
@@ -197,12 +194,14 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         }
         a.swap(col, pivot);
         b.swap(col, pivot);
-        for row in col + 1..n {
-            let factor = a[row][col] / a[col][col];
-            for k in col..n {
-                a[row][k] -= factor * a[col][k];
+        let (above, below) = a.split_at_mut(col + 1);
+        let pivot_row = &above[col];
+        for (offset, row) in below.iter_mut().enumerate() {
+            let factor = row[col] / pivot_row[col];
+            for (r, p) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *r -= factor * p;
             }
-            b[row] -= factor * b[col];
+            b[col + 1 + offset] -= factor * b[col];
         }
     }
     let mut x = vec![0.0; n];
@@ -300,10 +299,21 @@ mod tests {
             untested: 0,
         };
         let names = vec!["x".to_owned()];
-        let (oof, _) =
-            out_of_fold(&CombineParams::default(), &names, &[x.clone()], &y, &folds).unwrap();
+        let (oof, _) = out_of_fold(
+            &CombineParams::default(),
+            &names,
+            std::slice::from_ref(&x),
+            &y,
+            &folds,
+        )
+        .unwrap();
         let first_half = CombineParams::default()
-            .fit_rows(&names, &[x.clone()], &y, &(10..20).collect::<Vec<_>>())
+            .fit_rows(
+                &names,
+                std::slice::from_ref(&x),
+                &y,
+                &(10..20).collect::<Vec<_>>(),
+            )
             .unwrap();
         assert_eq!(oof[3], Some(first_half.predict(&[x[3]])));
     }

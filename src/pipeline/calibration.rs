@@ -549,20 +549,6 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue "fidelity, third pass", item 5: a run's intervals resample whole
-    /// groups (repositories, problems, neighbourhoods), not items.
-    #[test]
-    fn a_run_bootstraps_by_group() {
-        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml");
-        let config = RunConfig::read(Path::new(default)).unwrap();
-        assert!(calibrate_options(&config).unwrap().bootstrap_by_group);
-    }
-}
-
 /// The agreement confidences of `agreement/<label>.jsonl` (written by a
 /// flow's agreement stage, one line per generation row, in order) put into
 /// each row's `confidence`, where the calibration reads every measure; the
@@ -597,4 +583,18 @@ pub(crate) fn merge_agreement(
         generation["sample_tokens"] = row["sample_tokens"].clone();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue "fidelity, third pass", item 5: a run's intervals resample whole
+    /// groups (repositories, problems, neighbourhoods), not items.
+    #[test]
+    fn a_run_bootstraps_by_group() {
+        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml");
+        let config = RunConfig::read(Path::new(default)).unwrap();
+        assert!(calibrate_options(&config).unwrap().bootstrap_by_group);
+    }
 }
