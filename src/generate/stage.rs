@@ -57,36 +57,49 @@ fn sample_value(params: &Params, answer: &Answer) -> Value {
     })
 }
 
-/// Every row's sampled answers. A prompt's samples are asked one after the
-/// other in the work order, so that with several in flight they share the
-/// backend's decode steps.
-fn sample_all(
+/// Every row's main answer and sampled answers. A prompt's answers are
+/// asked one after the other in the work order, so that with several in
+/// flight they share the backend's decode steps and its kept prefill.
+fn answer_and_sample_all(
     backend: &dyn Backend,
     cache: &Cache,
     rows: &[PromptRow],
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
-) -> Result<Vec<Vec<Value>>, StageError> {
-    let work: Vec<(usize, usize)> = (0..rows.len())
-        .flat_map(|row| (0..options.samples).map(move |sample| (row, sample)))
+) -> Result<(Vec<Answer>, Vec<Vec<Value>>), StageError> {
+    let work: Vec<(usize, Option<usize>)> = (0..rows.len())
+        .flat_map(|row| {
+            std::iter::once((row, None)).chain((0..options.samples).map(move |s| (row, Some(s))))
+        })
         .collect();
     let answers = parallel_map(backend.concurrency(), &work, |&(row, sample)| {
         let row = &rows[row];
-        let params = sample_params(&options.params, row, sample, options.sample_temperature);
+        let params = match sample {
+            None => row_params(&options.params, row),
+            Some(s) => sample_params(&options.params, row, s, options.sample_temperature),
+        };
         let answer =
             ask(backend, cache, &row.prompt, &params).map_err(|source| StageError::Ask {
                 id: row.id.clone(),
-                measure: "samples",
+                measure: if sample.is_some() {
+                    "samples"
+                } else {
+                    "answer"
+                },
                 source,
             })?;
         on_progress();
-        Ok::<Value, StageError>(sample_value(&params, &answer))
+        Ok::<(Params, Answer), StageError>((params, answer))
     })?;
+    let mut main = Vec::with_capacity(rows.len());
     let mut by_row = vec![Vec::with_capacity(options.samples); rows.len()];
-    for (&(row, _), value) in work.iter().zip(answers) {
-        by_row[row].push(value);
+    for (&(row, sample), (params, answer)) in work.iter().zip(answers) {
+        match sample {
+            None => main.push(answer),
+            Some(_) => by_row[row].push(sample_value(&params, &answer)),
+        }
     }
-    Ok(by_row)
+    Ok((main, by_row))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +129,12 @@ pub fn run(
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Value>, StageError> {
-    let answers = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
+    let (answers, samples) = if options.samples > 0 {
+        answer_and_sample_all(backend, cache, rows, options, on_progress)?
+    } else {
+        let answers = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
+        (answers, Vec::new())
+    };
     let pairs: Vec<(&PromptRow, &Answer)> = rows.iter().zip(&answers).collect();
     let reflective = if options.reflective.is_empty() {
         vec![Map::new(); rows.len()]
@@ -127,12 +145,7 @@ pub fn run(
             measured
         })?
     };
-    let mut samples = if options.samples > 0 {
-        sample_all(backend, cache, rows, options, on_progress)?
-    } else {
-        Vec::new()
-    }
-    .into_iter();
+    let mut samples = samples.into_iter();
     let id = backend.id();
     Ok(pairs
         .iter()
