@@ -234,3 +234,61 @@ fn value_answers_group_as_the_judge_compares_them() {
     let keys = behaviour_keys(&pairs, None, 1, &options).unwrap();
     assert_eq!(sizes(&keys), vec![2, 1]);
 }
+
+/// Turbulence answers are keyed by the judge's fingerprint on its fuzz
+/// inputs; REval replies by their text with the whitespace collapsed.
+#[test]
+fn turbulence_answers_cluster_by_their_fuzz_behaviour_and_reval_by_text() {
+    use codecal::task::turbulence::{Options, problems, read_instances};
+    let options = ProbeOptions::default();
+    let reval = Problem {
+        id: "reval/0".into(),
+        prompt: String::new(),
+        reference_answer: String::new(),
+        oracle: Oracle::Reval {
+            question: "coverage".into(),
+            job: String::new(),
+        },
+        group: None,
+    };
+    let pairs: Vec<(&Problem, &str)> = ["Yes", " Yes\n", "No"]
+        .iter()
+        .map(|a| (&reval, *a))
+        .collect();
+    let reval_keys = behaviour_keys(&pairs, None, 1, &options).unwrap();
+    assert_eq!(sizes(&reval_keys), vec![2, 1]);
+    let (Some(data), Some(sandbox)) = (
+        common::shared_data("turbulence/neighbourhoods_seed1.jsonl"),
+        sandbox(&options),
+    ) else {
+        return;
+    };
+    let instances = read_instances(&data).unwrap();
+    let turbulence = Options {
+        rounds: 1,
+        questions: vec![1],
+        instances: Some(1),
+        fuzz: 20,
+        ..Options::default()
+    };
+    let problem = problems(&instances, &turbulence).unwrap().remove(0);
+    let first = instances
+        .iter()
+        .find(|i| i.question == 1 && i.instance == 1)
+        .unwrap();
+    let (i, j) = (
+        first.params[0].as_i64().unwrap(),
+        first.params[1].as_i64().unwrap(),
+    );
+    let right = format!(
+        "def all_ints_inclusive(lst):\n    return lst[{i}:{}]\n",
+        j + 1
+    );
+    let renamed = format!(
+        "def all_ints_inclusive(values):\n    picked = values[{i}:{}]\n    return picked\n",
+        j + 1
+    );
+    let short = format!("def all_ints_inclusive(lst):\n    return lst[{i}:{j}]\n");
+    let keys = keys(&problem, &[&right, &renamed, &short], &options, &sandbox);
+    assert_eq!(sizes(&keys), vec![2, 1], "{keys:?}");
+}
