@@ -467,8 +467,19 @@ pub(crate) fn subgroup_rows(
         ]);
         cells
     };
-    // Each group's own accept cutoff (Mondrian) at the first target, on the
-    // raw confidence, with its own guarantee at δ; shown, not saved.
+    // Each group's own accept cutoff (Mondrian) at the first target, with
+    // its own guarantee at δ; shown, not saved. On the multicalibrated
+    // out-of-fold confidence where the cell is multicalibrated (issue
+    // "multicalibration", item 4), else on the raw confidence.
+    let decided_on: Vec<f64> = match &report.multicalibration {
+        Some(_) => report
+            .out_of_fold_confidence
+            .iter()
+            .zip(&data.confidence)
+            .map(|(oof, raw)| oof.unwrap_or(*raw))
+            .collect(),
+        None => data.confidence.clone(),
+    };
     let own_cutoffs = |grouping: &str, values: &[String]| {
         let first = CutoffParams {
             target_precisions: options
@@ -482,7 +493,7 @@ pub(crate) fn subgroup_rows(
             ..options.cutoffs.with_seed(options.seed)
         };
         first
-            .fit_by_group(grouping, &data.confidence, &data.correct, values)
+            .fit_by_group(grouping, &decided_on, &data.correct, values)
             .ok()
             .and_then(|c| c.groups)
     };
@@ -527,8 +538,9 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
         title: "Calibration by subgroup at the first operating point: is the model calibrated \
                 for every group or only on average? (worst = largest smooth ECE after the \
                 single rescaler; each group's own accept cutoff at the first target precision, \
-                chosen on its items alone with its own guarantee at δ, is shown, not saved: \
-                the cell's calibrator keeps the pooled cutoffs)"
+                chosen on its items alone with its own guarantee at δ, on the multicalibrated \
+                out-of-fold confidence where the cell is multicalibrated and on the raw one \
+                otherwise, is shown, not saved: the cell's calibrator keeps the pooled cutoffs)"
             .into(),
         header: header(
             key,

@@ -3,17 +3,22 @@
 //! language, its repository (or problem), the lengths of its code and of the
 //! model's answer (summary) in characters, and its code's cyclomatic
 //! complexity and distinct identifiers (tree-sitter; 0 for a language
-//! without a grammar here); and the run report's multicalibration table.
+//! without a grammar here), and the cluster of its code's SentenceBERT
+//! embedding (k-means, `CODE_CLUSTERS` clusters, seeded); and the run
+//! report's multicalibration table.
 //!
 //! Not here: how groups are formed from them or corrected
 //! (`calibrate::multical`).
 
 use serde_json::Value;
 
-use super::artifacts::text_field;
+use super::PipelineError;
+use super::artifacts::{failed, text_field};
 use super::calibration::CellRow;
+use super::config::RunConfig;
 use super::tables::{Named, header, value_with_interval};
 use crate::calibrate::multical::diagnostics::WithInterval;
+use crate::calibrate::multical::kmeans::kmeans;
 use crate::calibrate::multical::{FeatureColumn, FeatureValues};
 use crate::corpus::code_metrics::{CodeMetrics, code_metrics};
 
@@ -22,14 +27,71 @@ fn metrics(item: &ItemFacts) -> CodeMetrics {
 }
 
 /// The names `[calibration] group_features` may list.
-pub(crate) const GROUP_FEATURES: [&str; 6] = [
+pub(crate) const GROUP_FEATURES: [&str; 7] = [
     "language",
     "repository",
     "code_length",
     "answer_length",
     "complexity",
     "identifiers",
+    "code_cluster",
 ];
+
+/// How many clusters the `code_cluster` feature makes.
+pub(crate) const CODE_CLUSTERS: usize = 8;
+
+/// Each code's cluster among [`CODE_CLUSTERS`] (k-means on the code's
+/// all-MiniLM-L6-v2 sentence embedding, its first 256 word pieces, seeded by
+/// `[calibration] seed`), where the run asks for `code_cluster`; empty
+/// otherwise.
+pub(crate) fn code_clusters(
+    config: &RunConfig,
+    codes: &[&str],
+) -> Result<Vec<String>, PipelineError> {
+    if !config
+        .calibration
+        .group_features
+        .iter()
+        .any(|f| f == "code_cluster")
+    {
+        return Ok(Vec::new());
+    }
+    let embeddings = embed_codes(config, codes)?;
+    Ok(kmeans(&embeddings, CODE_CLUSTERS, config.calibration.seed)
+        .into_iter()
+        .map(|c| format!("cluster {} of {CODE_CLUSTERS}", c + 1))
+        .collect())
+}
+
+#[cfg(feature = "onnx")]
+fn embed_codes(config: &RunConfig, codes: &[&str]) -> Result<Vec<Vec<f32>>, PipelineError> {
+    use crate::score::{EmbedOptions, Embedder, OnnxEmbedder};
+    let stage = |e: String| failed("calibrate", format!("code_cluster: {e}"));
+    let device = super::config::enum_value("scoring.device", &config.scoring.device)?;
+    let home = crate::models::ModelHome::from_env().map_err(|e| stage(e.to_string()))?;
+    let files = home
+        .ensure_minilm_on(device)
+        .map_err(|e| stage(e.to_string()))?;
+    let options = EmbedOptions {
+        device,
+        ..EmbedOptions::default()
+    };
+    let mut embedder = OnnxEmbedder::new(&files, &options).map_err(|e| stage(e.to_string()))?;
+    Ok(embedder
+        .embed(codes)
+        .map_err(|e| stage(e.to_string()))?
+        .into_iter()
+        .map(|e| e.sentence)
+        .collect())
+}
+
+#[cfg(not(feature = "onnx"))]
+fn embed_codes(_: &RunConfig, _: &[&str]) -> Result<Vec<Vec<f32>>, PipelineError> {
+    Err(failed(
+        "calibrate",
+        "code_cluster needs the `onnx` feature, which this codecal was built without",
+    ))
+}
 
 /// What one item offers.
 pub(crate) struct ItemFacts<'a> {
@@ -40,6 +102,8 @@ pub(crate) struct ItemFacts<'a> {
     pub code: &'a str,
     pub code_chars: usize,
     pub answer_chars: usize,
+    /// Its code's cluster (`code_clusters`), or empty.
+    pub code_cluster: &'a str,
 }
 
 /// The columns `names` (each one of [`GROUP_FEATURES`], checked with the
@@ -60,6 +124,7 @@ pub(crate) fn feature_columns<'a>(names: &[String], items: &[ItemFacts<'a>]) -> 
                 "code_length" => number(|i| i.code_chars),
                 "answer_length" => number(|i| i.answer_chars),
                 "complexity" => number(|i| metrics(i).complexity),
+                "code_cluster" => text(|i| i.code_cluster),
                 _ => number(|i| metrics(i).identifiers),
             };
             FeatureColumn {
@@ -72,12 +137,13 @@ pub(crate) fn feature_columns<'a>(names: &[String], items: &[ItemFacts<'a>]) -> 
 
 /// The group features `names` of every item, for multicalibration.
 pub(crate) fn task_features(
+    config: &RunConfig,
     generations: &[Value],
     verdicts: &[Value],
-    names: &[String],
-) -> Vec<FeatureColumn> {
+) -> Result<Vec<FeatureColumn>, PipelineError> {
+    let names = &config.calibration.group_features;
     if names.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     // The code a group feature parses is the problem's code completed by the
     // answer: what a deployed item carries too.
@@ -98,19 +164,23 @@ pub(crate) fn task_features(
             )
         })
         .collect();
+    let codes: Vec<&str> = facts.iter().map(|f| f.2.as_str()).collect();
+    let clusters = code_clusters(config, &codes)?;
     let items: Vec<ItemFacts> = facts
         .iter()
+        .enumerate()
         .map(
-            |(language, repository, code, code_chars, answer_chars)| ItemFacts {
+            |(i, (language, repository, code, code_chars, answer_chars))| ItemFacts {
                 language,
                 repository,
                 code,
                 code_chars: *code_chars,
                 answer_chars: *answer_chars,
+                code_cluster: clusters.get(i).map_or("", String::as_str),
             },
         )
         .collect();
-    feature_columns(names, &items)
+    Ok(feature_columns(names, &items))
 }
 
 /// The multicalibration table, where the cells were multicalibrated: per

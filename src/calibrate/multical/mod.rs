@@ -31,6 +31,7 @@
 
 pub mod diagnostics;
 mod groups;
+pub mod kmeans;
 
 use serde::{Deserialize, Serialize};
 

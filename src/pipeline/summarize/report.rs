@@ -21,7 +21,7 @@ use crate::pipeline::calibration::{
     metrics_table, sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
-use crate::pipeline::multicalibration::{ItemFacts, feature_columns};
+use crate::pipeline::multicalibration::{ItemFacts, code_clusters, feature_columns};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -70,6 +70,8 @@ struct Item {
     summary_chars: usize,
     /// The function's code (for group features that parse it).
     code: String,
+    /// Its code's embedding cluster, where the run asks for the feature.
+    code_cluster: String,
 }
 
 /// A calibration result with where it belongs in the tables.
@@ -139,7 +141,12 @@ pub(crate) fn calibrate_and_report(
         let mut rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut rows)?;
         let generator = generator(config, &rows, &template)?;
-        let items = load_items(dir, label, &rows, views.len())?;
+        let mut items = load_items(dir, label, &rows, views.len())?;
+        let codes: Vec<&str> = items.iter().map(|i| i.code.as_str()).collect();
+        let clusters = code_clusters(config, &codes)?;
+        for (item, cluster) in items.iter_mut().zip(clusters) {
+            item.code_cluster = cluster;
+        }
         views.extend(item_views(label, &rows, &items, metric));
         write_labels(dir, label, &items, metric, &measures, &points)?;
         for language in items
@@ -185,6 +192,7 @@ pub(crate) fn calibrate_and_report(
                                 code: &i.code,
                                 code_chars: i.code_chars,
                                 answer_chars: i.summary_chars,
+                                code_cluster: &i.code_cluster,
                             })
                             .collect::<Vec<_>>(),
                     ),
@@ -373,6 +381,7 @@ fn load_items(
                 index: first_index + position,
                 code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
                 code: row["code"].as_str().unwrap_or_default().to_owned(),
+                code_cluster: String::new(),
                 summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
                 similarity: similarity.get(&id).cloned().unwrap_or_default(),
                 language: text_field(row, "language"),

@@ -160,11 +160,7 @@ pub(crate) fn calibrate_and_report(
             .zip(&verdicts)
             .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
             .collect();
-        let features = multicalibration::task_features(
-            &generations,
-            &verdicts,
-            &config.calibration.group_features,
-        );
+        let features = multicalibration::task_features(config, &generations, &verdicts)?;
         let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
         for measure in &measures {
             let (mut column, combination) = if measure == COMBINATION {
