@@ -183,10 +183,77 @@ pub(crate) fn task_features(
     Ok(feature_columns(names, &items))
 }
 
-/// The multicalibration table, where the cells were multicalibrated: per
-/// cell, the worst group by the base rescaler's ECE before and after, and
-/// the Brier skill and multicalibration error of both, out of fold.
-pub(crate) fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
+/// The multicalibration tables, where the cells were multicalibrated: the
+/// summary (per cell, the worst group before and after, Brier skill and
+/// multicalibration error), then every group of every cell.
+pub(crate) fn multicalibration_tables(key: &[&str], rows: &[CellRow]) -> Vec<Named> {
+    multicalibration_table(key, rows)
+        .into_iter()
+        .chain(group_table(key, rows))
+        .collect()
+}
+
+/// Each group of each multicalibrated cell: n, success rate, and ECE,
+/// smooth ECE and Brier skill raw, after the base rescaler and after the
+/// patches, out of fold.
+fn group_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
+    let number = |v: f64| {
+        if v.is_finite() {
+            format!("{v:.3}")
+        } else {
+            "-".into()
+        }
+    };
+    let table_rows: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|row| Some((row, row.report.multicalibration.as_ref()?)))
+        .flat_map(|(row, mc)| {
+            mc.groups.iter().map(move |g| {
+                let mut cells = row.key.clone();
+                cells.extend([
+                    g.group.clone(),
+                    g.n.to_string(),
+                    number(g.base_rate),
+                    number(g.ece.raw),
+                    number(g.ece.base),
+                    number(g.ece.multicalibrated),
+                    number(g.smooth_ece.base),
+                    number(g.smooth_ece.multicalibrated),
+                    number(g.skill_score.base),
+                    number(g.skill_score.multicalibrated),
+                ]);
+                cells
+            })
+        })
+        .collect();
+    if table_rows.is_empty() {
+        return None;
+    }
+    Some(Named {
+        file: "multicalibration_groups",
+        title: "Multicalibration by group, out of fold: each group's calibration raw, after the \
+                base rescaler and after the group patches"
+            .into(),
+        header: header(
+            key,
+            &[
+                "group",
+                "n",
+                "success rate",
+                "ECE raw",
+                "ECE base",
+                "ECE multicalibrated",
+                "smooth ECE base",
+                "smooth ECE multicalibrated",
+                "skill base",
+                "skill multicalibrated",
+            ],
+        ),
+        rows: table_rows,
+    })
+}
+
+fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
     let fmt = |v: &WithInterval| value_with_interval(v.value, v.ci);
     let table_rows: Vec<Vec<String>> = rows
         .iter()
@@ -213,8 +280,8 @@ pub(crate) fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<N
         file: "multicalibration",
         title: "Multicalibration after the base rescaler (Hébert-Johnson et al. 2018), out of \
                 fold: the worst group by the base rescaler's ECE, before and after, and Brier \
-                skill and multicalibration error on every tested item; the per-group tables are \
-                in each cell's calibration/ table.md"
+                skill and multicalibration error on every tested item (every group follows in \
+                the next table)"
             .into(),
         header: header(
             key,

@@ -21,7 +21,9 @@ use crate::pipeline::calibration::{
     metrics_table, sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
-use crate::pipeline::multicalibration::{ItemFacts, code_clusters, feature_columns};
+use crate::pipeline::multicalibration::{
+    ItemFacts, code_clusters, feature_columns, multicalibration_tables,
+};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -587,6 +589,7 @@ fn write_tables(
         subgroup_cells,
     ));
     tables.push(decision_table(&cell_key, &decision_rows));
+    tables.extend(multicalibration_tables(&cell_key, &decision_rows));
     let intro = format!(
         "Correct means {metric} above the threshold of `{}`. Intervals are 95% percentile \
          bootstrap ({} resamples) over whole repositories, never single functions. ‡ marks bucket collapse (rescaled skill score below 0.05: \

@@ -42,7 +42,7 @@ use crate::pipeline::calibration::{
     metrics_table, sample_size_note,
 };
 use crate::pipeline::config::{COMBINATION, LENGTH_BASELINE, RunConfig};
-use crate::pipeline::multicalibration::{self, multicalibration_table};
+use crate::pipeline::multicalibration::{self, multicalibration_tables};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
@@ -864,7 +864,7 @@ fn write_tables(
         decision_table(&key, &cell_rows),
     ];
     let size = sample_size_note(&cell_rows);
-    let multicalibration = multicalibration_table(&key, &cell_rows);
+    let multicalibration = multicalibration_tables(&key, &cell_rows);
     let tables = tables
         .into_iter()
         .chain(extra)
