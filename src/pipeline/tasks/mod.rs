@@ -9,6 +9,7 @@
 //! are `report`'s. Not the summarization flow, and nothing another flow uses.
 
 mod agreement;
+mod columns;
 mod report;
 mod turbulence;
 

@@ -22,26 +22,26 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::columns::{
+    ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, answer_token_measures, combination_column,
+    measure_column,
+};
 use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::LabelDefinition;
-use crate::calibrate::combine::{Combination, in_calibration_folds};
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
 use crate::confidence::agreement::CODE_MEASURES;
 use crate::confidence::length::LengthBaseline;
-use crate::confidence::reflective::Measure;
-use crate::confidence::token_measures;
-use crate::generate::Token;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
     CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
     metrics_table, sample_size_note,
 };
-use crate::pipeline::config::{COMBINATION, LENGTH_BASELINE, RunConfig};
+use crate::pipeline::config::{COMBINATION, RunConfig};
 use crate::pipeline::multicalibration::{self, multicalibration_tables};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
@@ -53,10 +53,6 @@ use crate::task::datasets::Dataset;
 /// Below this rescaled skill score, seed 000 leaves the ECE out: the
 /// rescaled confidences have collapsed towards the success rate.
 const SKILL_FOR_ECE: f64 = 0.05;
-
-const ASK_TRUE: &str = "ask-true";
-/// P(True) / (P(True) + P(False)) of the `ask-true` measure, reported beside it.
-const ASK_TRUE_NORMALIZED: &str = "ask-true-normalized";
 
 /// One model x measure result.
 struct Cell {
@@ -72,12 +68,6 @@ struct Cell {
     /// Generated tokens per item the measure needs.
     tokens_per_item: Option<f64>,
     view: CellView,
-}
-
-/// One model x measure's confidences and outcomes, every item included.
-struct Column {
-    data: CalibrationData,
-    missing: usize,
 }
 
 pub(crate) fn calibrate_and_report(
@@ -387,76 +377,6 @@ fn verdict_line(verdict: &Value) -> String {
     }
 }
 
-/// Every item's confidence under `measure` and its verdict; a missing value
-/// counts as 0.
-fn measure_column(
-    generations: &[Value],
-    verdicts: &[Value],
-    answer_measures: &[Option<AnswerMeasures>],
-    measure: &str,
-    baseline: Option<LengthBaseline>,
-    groups: &BTreeMap<&str, &str>,
-) -> Column {
-    let mut data = CalibrationData {
-        confidence: Vec::new(),
-        correct: Vec::new(),
-        groups: Some(Vec::new()),
-        target: None,
-        features: Vec::new(),
-    };
-    let mut missing = 0;
-    for ((generation, verdict), answer) in generations.iter().zip(verdicts).zip(answer_measures) {
-        let answer_length = text_field(verdict, "answer").chars().count();
-        let over_answer = answer
-            .as_ref()
-            .and_then(|measures| measures.get(measure).copied());
-        let confidence = over_answer
-            .unwrap_or_else(|| confidence_of(generation, measure, baseline, answer_length));
-        missing += usize::from(confidence.is_none());
-        data.confidence.push(confidence.unwrap_or(0.0));
-        data.correct.push(correct_for(generation, verdict, measure));
-        let id = text_field(generation, "id");
-        let group = groups
-            .get(id.as_str())
-            .map_or(id.clone(), |g| g.to_string());
-        if let Some(column) = data.groups.as_mut() {
-            column.push(group);
-        }
-    }
-    Column { data, missing }
-}
-
-/// The learned combination of the `combine` measures (already calibrated
-/// in `seen`): its out-of-fold confidences in the calibration's own folds,
-/// on the items and labels of the main answer, and its final fit.
-fn combination_column(
-    combine: &[String],
-    seen: &BTreeMap<String, CalibrationData>,
-    options: &CalibrateOptions,
-) -> Result<(Column, Combination), String> {
-    let named: Vec<&CalibrationData> = combine
-        .iter()
-        .map(|m| seen.get(m).ok_or_else(|| format!("{m} was not calibrated")))
-        .collect::<Result<_, _>>()?;
-    let first = named[0];
-    let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
-    let (confidence, fit) = in_calibration_folds(
-        combine,
-        &columns,
-        &first.correct,
-        first.groups.as_deref(),
-        options,
-    )
-    .map_err(|e| e.to_string())?;
-    let data = CalibrationData {
-        confidence,
-        target: None,
-        features: Vec::new(),
-        ..first.clone()
-    };
-    Ok((Column { data, missing: 0 }, fit))
-}
-
 /// The learned combination beside the best single measure of the same
 /// model, both out of fold: the combination's own (it is out of fold before
 /// any rescaling) and each measure's rescaled skill.
@@ -477,22 +397,6 @@ fn combination_note(cells: &[Cell], model: &str) -> Option<String> {
         best.1,
         auc(&best.0.report.raw),
     ))
-}
-
-/// Whether the answer `measure` speaks of was right. "Open the Oyster":
-/// the intrinsic confidence belongs to the intrinsic reply's own answer, and
-/// so does the reassess confidence that follows it up; the others speak of
-/// the main answer.
-fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
-    let reflective = &generation["reflective"];
-    let own_answer = measure == Measure::OysterIntrinsic.name()
-        || (measure == Measure::OysterReassess.name()
-            && reflective[measure]["follows"] == Measure::OysterIntrinsic.name());
-    let verdict = match &verdict["intrinsic"] {
-        intrinsic if own_answer && intrinsic.is_object() => intrinsic,
-        _ => verdict,
-    };
-    verdict["correct"].as_bool().unwrap_or(false)
 }
 
 /// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p) as the
@@ -540,57 +444,6 @@ fn oyster_calibration(
             )
         }
     }
-}
-
-/// Every token measure by name over one answer's tokens.
-type AnswerMeasures = BTreeMap<String, Option<f64>>;
-
-/// The token measures over the tokens of the answer the verdict judged (its
-/// `answer_tokens`), not over the whole reply; `None` where the verdict
-/// records no span. An answer with no tokens of its own (an empty answer) is
-/// measured over the whole reply, so the item keeps a value.
-fn answer_token_measures(
-    generation: &Value,
-    verdict: &Value,
-    first_k: Option<usize>,
-) -> Option<AnswerMeasures> {
-    let [start, end]: [usize; 2] =
-        serde_json::from_value(verdict.get("answer_tokens")?.clone()).ok()?;
-    let tokens: Vec<Token> = serde_json::from_value(generation.get("tokens")?.clone()).ok()?;
-    let span = tokens
-        .get(start..end)
-        .filter(|s| !s.is_empty())
-        .unwrap_or(&tokens);
-    Some(token_measures(span, first_k).into_iter().collect())
-}
-
-/// The confidence a generation row holds for `measure`, or the length
-/// baseline's for its answer.
-fn confidence_of(
-    generation: &Value,
-    measure: &str,
-    baseline: Option<LengthBaseline>,
-    answer_length: usize,
-) -> Option<f64> {
-    if measure == LENGTH_BASELINE {
-        return baseline.map(|b| b.confidence(answer_length));
-    }
-    if measure == ASK_TRUE_NORMALIZED {
-        return generation["reflective"][ASK_TRUE]["p_true_normalized"].as_f64();
-    }
-    // One rule for the three "Open the Oyster" strategies: a reply with no
-    // confidence is missing (and counts as 0, as the intrinsic one always
-    // did), not the 0.5 that the generation stage records as its fallback
-    // (issue "fidelity, third pass", item 2).
-    let reflective = &generation["reflective"][measure];
-    let oyster =
-        measure == Measure::OysterReassess.name() || measure == Measure::OysterReflective.name();
-    if oyster && reflective["fallback"].as_bool() == Some(true) {
-        return None;
-    }
-    generation["confidence"][measure]
-        .as_f64()
-        .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
 }
 
 /// Rescaling needs both outcomes in every training fold; where it cannot
@@ -901,24 +754,6 @@ mod tests {
     use super::*;
     use crate::calibrate::Rescaler;
     use crate::calibrate::metrics::tests::fixture;
-
-    /// Issue "fidelity, third pass", item 2: a reassess or reflective reply
-    /// without a confidence is missing, as an intrinsic one is, not 0.5.
-    #[test]
-    fn every_oyster_strategy_counts_a_missing_confidence_alike() {
-        let row = serde_json::json!({ "reflective": {
-            "oyster-intrinsic": { "confidence": null },
-            "oyster-reassess": { "confidence": 0.5, "fallback": true },
-            "oyster-reflective": { "confidence": 0.7, "fallback": false },
-            "verbalized-probability": { "confidence": 0.5, "fallback": true },
-        }});
-        let of = |m: &str| confidence_of(&row, m, None, 0);
-        assert_eq!(of("oyster-intrinsic"), None);
-        assert_eq!(of("oyster-reassess"), None);
-        assert_eq!(of("oyster-reflective"), Some(0.7));
-        // Seed 000's verbalized probability keeps its own fallback.
-        assert_eq!(of("verbalized-probability"), Some(0.5));
-    }
 
     /// Eq. 4 is fitted without a penalty: scikit-learn's
     /// LogisticRegression(penalty=None) on p gives slope 2.70815 and

@@ -1,0 +1,188 @@
+//! The columns a task run calibrates: for each measure, every item's
+//! confidence and whether the answer it speaks of was right, with what
+//! counts as missing; and the learned combination's column. Not the
+//! calibration or the tables (`report`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::calibrate::combine::{Combination, in_calibration_folds};
+use crate::calibrate::{CalibrateOptions, CalibrationData};
+use crate::confidence::length::LengthBaseline;
+use crate::confidence::reflective::Measure;
+use crate::confidence::token_measures;
+use crate::generate::Token;
+use crate::pipeline::artifacts::text_field;
+use crate::pipeline::config::LENGTH_BASELINE;
+
+pub(super) const ASK_TRUE: &str = "ask-true";
+
+/// P(True) / (P(True) + P(False)) of the `ask-true` measure, reported beside it.
+pub(super) const ASK_TRUE_NORMALIZED: &str = "ask-true-normalized";
+
+/// One model x measure's confidences and outcomes, every item included.
+pub(super) struct Column {
+    pub data: CalibrationData,
+    pub missing: usize,
+}
+
+/// Every item's confidence under `measure` and its verdict; a missing value
+/// counts as 0.
+pub(super) fn measure_column(
+    generations: &[Value],
+    verdicts: &[Value],
+    answer_measures: &[Option<AnswerMeasures>],
+    measure: &str,
+    baseline: Option<LengthBaseline>,
+    groups: &BTreeMap<&str, &str>,
+) -> Column {
+    let mut data = CalibrationData {
+        confidence: Vec::new(),
+        correct: Vec::new(),
+        groups: Some(Vec::new()),
+        target: None,
+        features: Vec::new(),
+    };
+    let mut missing = 0;
+    for ((generation, verdict), answer) in generations.iter().zip(verdicts).zip(answer_measures) {
+        let answer_length = text_field(verdict, "answer").chars().count();
+        let over_answer = answer
+            .as_ref()
+            .and_then(|measures| measures.get(measure).copied());
+        let confidence = over_answer
+            .unwrap_or_else(|| confidence_of(generation, measure, baseline, answer_length));
+        missing += usize::from(confidence.is_none());
+        data.confidence.push(confidence.unwrap_or(0.0));
+        data.correct.push(correct_for(generation, verdict, measure));
+        let id = text_field(generation, "id");
+        let group = groups
+            .get(id.as_str())
+            .map_or(id.clone(), |g| g.to_string());
+        if let Some(column) = data.groups.as_mut() {
+            column.push(group);
+        }
+    }
+    Column { data, missing }
+}
+
+/// The learned combination of the `combine` measures (already calibrated
+/// in `seen`): its out-of-fold confidences in the calibration's own folds,
+/// on the items and labels of the main answer, and its final fit.
+pub(super) fn combination_column(
+    combine: &[String],
+    seen: &BTreeMap<String, CalibrationData>,
+    options: &CalibrateOptions,
+) -> Result<(Column, Combination), String> {
+    let named: Vec<&CalibrationData> = combine
+        .iter()
+        .map(|m| seen.get(m).ok_or_else(|| format!("{m} was not calibrated")))
+        .collect::<Result<_, _>>()?;
+    let first = named[0];
+    let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
+    let (confidence, fit) = in_calibration_folds(
+        combine,
+        &columns,
+        &first.correct,
+        first.groups.as_deref(),
+        options,
+    )
+    .map_err(|e| e.to_string())?;
+    let data = CalibrationData {
+        confidence,
+        target: None,
+        features: Vec::new(),
+        ..first.clone()
+    };
+    Ok((Column { data, missing: 0 }, fit))
+}
+
+/// Whether the answer `measure` speaks of was right. "Open the Oyster":
+/// the intrinsic confidence belongs to the intrinsic reply's own answer, and
+/// so does the reassess confidence that follows it up; the others speak of
+/// the main answer.
+pub(super) fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
+    let reflective = &generation["reflective"];
+    let own_answer = measure == Measure::OysterIntrinsic.name()
+        || (measure == Measure::OysterReassess.name()
+            && reflective[measure]["follows"] == Measure::OysterIntrinsic.name());
+    let verdict = match &verdict["intrinsic"] {
+        intrinsic if own_answer && intrinsic.is_object() => intrinsic,
+        _ => verdict,
+    };
+    verdict["correct"].as_bool().unwrap_or(false)
+}
+
+/// Every token measure by name over one answer's tokens.
+pub(super) type AnswerMeasures = BTreeMap<String, Option<f64>>;
+
+/// The token measures over the tokens of the answer the verdict judged (its
+/// `answer_tokens`), not over the whole reply; `None` where the verdict
+/// records no span. An answer with no tokens of its own (an empty answer) is
+/// measured over the whole reply, so the item keeps a value.
+pub(super) fn answer_token_measures(
+    generation: &Value,
+    verdict: &Value,
+    first_k: Option<usize>,
+) -> Option<AnswerMeasures> {
+    let [start, end]: [usize; 2] =
+        serde_json::from_value(verdict.get("answer_tokens")?.clone()).ok()?;
+    let tokens: Vec<Token> = serde_json::from_value(generation.get("tokens")?.clone()).ok()?;
+    let span = tokens
+        .get(start..end)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(&tokens);
+    Some(token_measures(span, first_k).into_iter().collect())
+}
+
+/// The confidence a generation row holds for `measure`, or the length
+/// baseline's for its answer.
+pub(super) fn confidence_of(
+    generation: &Value,
+    measure: &str,
+    baseline: Option<LengthBaseline>,
+    answer_length: usize,
+) -> Option<f64> {
+    if measure == LENGTH_BASELINE {
+        return baseline.map(|b| b.confidence(answer_length));
+    }
+    if measure == ASK_TRUE_NORMALIZED {
+        return generation["reflective"][ASK_TRUE]["p_true_normalized"].as_f64();
+    }
+    // One rule for the three "Open the Oyster" strategies: a reply with no
+    // confidence is missing (and counts as 0, as the intrinsic one always
+    // did), not the 0.5 that the generation stage records as its fallback
+    // (issue "fidelity, third pass", item 2).
+    let reflective = &generation["reflective"][measure];
+    let oyster =
+        measure == Measure::OysterReassess.name() || measure == Measure::OysterReflective.name();
+    if oyster && reflective["fallback"].as_bool() == Some(true) {
+        return None;
+    }
+    generation["confidence"][measure]
+        .as_f64()
+        .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue "fidelity, third pass", item 2: a reassess or reflective reply
+    /// without a confidence is missing, as an intrinsic one is, not 0.5.
+    #[test]
+    fn every_oyster_strategy_counts_a_missing_confidence_alike() {
+        let row = serde_json::json!({ "reflective": {
+            "oyster-intrinsic": { "confidence": null },
+            "oyster-reassess": { "confidence": 0.5, "fallback": true },
+            "oyster-reflective": { "confidence": 0.7, "fallback": false },
+            "verbalized-probability": { "confidence": 0.5, "fallback": true },
+        }});
+        let of = |m: &str| confidence_of(&row, m, None, 0);
+        assert_eq!(of("oyster-intrinsic"), None);
+        assert_eq!(of("oyster-reassess"), None);
+        assert_eq!(of("oyster-reflective"), Some(0.7));
+        // Seed 000's verbalized probability keeps its own fallback.
+        assert_eq!(of("verbalized-probability"), Some(0.5));
+    }
+}
