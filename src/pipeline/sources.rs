@@ -21,7 +21,9 @@ pub(crate) struct SourceRow<'a> {
 
 /// Where a measure's number comes from.
 pub(crate) fn source_of(measure: &str) -> &'static str {
-    if CODE_MEASURES.contains(&measure) {
+    if measure == super::config::COMBINATION {
+        "a learned combination of measures (logistic regression, out of fold)"
+    } else if CODE_MEASURES.contains(&measure) {
         "agreement: sampled answers run on shared inputs in the sandbox"
     } else if SUMMARY_MEASURES.contains(&measure) {
         "agreement: sampled summaries embedded with SentenceBERT"

@@ -219,7 +219,7 @@ pub(crate) fn calibrate_and_report(
             cells.push(Cell {
                 model: label.clone(),
                 measure: measure.to_string(),
-                tokens_per_item: tokens_per_item(&generations.iter().collect::<Vec<_>>(), measure),
+                tokens_per_item: cost(&generations, measure, &config.calibration.combine),
                 extremes: data
                     .confidence
                     .iter()
@@ -375,6 +375,19 @@ fn verdict_line(verdict: &Value) -> String {
         Some(true) => format!("passed ({})", text_field(verdict, "reason")),
         _ => format!("failed: {}", text_field(verdict, "reason")),
     }
+}
+
+/// Generated tokens per item that `measure` needs: for the learned
+/// combination, what its costliest measure needs.
+fn cost(generations: &[Value], measure: &str, combine: &[String]) -> Option<f64> {
+    let rows: Vec<&Value> = generations.iter().collect();
+    if measure == COMBINATION {
+        return combine
+            .iter()
+            .filter_map(|m| tokens_per_item(&rows, m))
+            .reduce(f64::max);
+    }
+    tokens_per_item(&rows, measure)
 }
 
 /// The learned combination beside the best single measure of the same
