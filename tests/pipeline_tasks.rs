@@ -268,15 +268,7 @@ fn a_humaneval_run_executes_answers_in_the_sandbox() {
     ) else {
         return;
     };
-    let solutions: HashMap<String, String> = jsonl_gz(&data)
-        .iter()
-        .map(|row| {
-            (
-                row["prompt"].as_str().unwrap().to_owned(),
-                row["canonical_solution"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let solutions = canonical_solutions(&data);
     let server = Server::start(move |seen, _| {
         let prompt = seen.body["prompt"].as_str().unwrap_or("");
         let (answer, p) = if answers_right(prompt) {
@@ -328,15 +320,7 @@ fn a_humaneval_run_with_samples_measures_agreement_by_behaviour() {
     ) else {
         return;
     };
-    let solutions: HashMap<String, String> = jsonl_gz(&data)
-        .iter()
-        .map(|row| {
-            (
-                row["prompt"].as_str().unwrap().to_owned(),
-                row["canonical_solution"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
+    let solutions = canonical_solutions(&data);
     let server = Server::start(move |seen, _| {
         let prompt = seen.body["prompt"].as_str().unwrap_or("");
         let sampled = seen.body["temperature"].as_f64().unwrap_or(0.0) > 0.0;
@@ -439,6 +423,19 @@ fn a_humaneval_run_with_samples_measures_agreement_by_behaviour() {
         a > b,
         "agreeing samples raise the combined confidence: {a} vs {b}"
     );
+}
+
+/// HumanEval's canonical solution for each prompt.
+fn canonical_solutions(data: &Path) -> HashMap<String, String> {
+    jsonl_gz(data)
+        .iter()
+        .map(|row| {
+            (
+                row["prompt"].as_str().unwrap().to_owned(),
+                row["canonical_solution"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn jsonl_gz(path: &Path) -> Vec<serde_json::Value> {

@@ -19,6 +19,7 @@ mod generation;
 mod multicalibration;
 mod own_code;
 mod run_report;
+mod sampled;
 mod sources;
 mod summarize;
 mod tables;

@@ -17,6 +17,7 @@ use crate::confidence::agreement::SemanticAgreement;
 use crate::models::ModelHome;
 use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
 use crate::pipeline::config::RunConfig;
+use crate::pipeline::sampled::{confidence_map, sample_tokens, samples_of};
 use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
@@ -98,23 +99,12 @@ fn agreement_lines(
     let mut next = embeddings.into_iter();
     let mut lines = String::new();
     for row in rows {
-        let samples = row["samples"].as_array().cloned().unwrap_or_default();
+        let samples = samples_of(row);
         let greedy = next.next().unwrap_or_default();
         let sampled: Vec<Vec<f32>> = next.by_ref().take(samples.len()).collect();
         let agreement = SemanticAgreement::of(&greedy, &sampled, cut);
-        let confidence: serde_json::Map<String, Value> = agreement
-            .as_ref()
-            .map(|a| {
-                a.measures()
-                    .into_iter()
-                    .map(|(name, value)| (name.to_owned(), json!(value)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let tokens: u64 = samples
-            .iter()
-            .filter_map(|s| s["completion_tokens"].as_u64())
-            .sum();
+        let confidence = confidence_map(agreement.as_ref().map(|a| a.measures()));
+        let tokens = sample_tokens(&samples);
         let line = json!({
             "id": text_field(row, "id"),
             "cut": cut,

@@ -14,6 +14,7 @@ use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::agreement::{CodeAgreement, Sample};
 use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
 use crate::pipeline::config::RunConfig;
+use crate::pipeline::sampled::{confidence_map, sample_tokens, samples_of};
 use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::behaviour::{ProbeOptions, behaviour_keys, probe_source};
@@ -87,7 +88,7 @@ fn agreement_lines(
         let problem = *by_id
             .get(id.as_str())
             .ok_or_else(|| failed("agreement", format!("no problem `{id}`")))?;
-        let samples = row["samples"].as_array().cloned().unwrap_or_default();
+        let samples = samples_of(row);
         let start = pairs.len();
         pairs.push((problem, answer::extract(kind, &text_field(row, "text"))));
         for sample in &samples {
@@ -118,20 +119,9 @@ fn agreement_lines(
                 mean_logprob: sample["mean_logprob"].as_f64(),
             })
             .collect();
-        let tokens: u64 = samples
-            .iter()
-            .filter_map(|s| s["completion_tokens"].as_u64())
-            .sum();
+        let tokens = sample_tokens(&samples);
         let agreement = CodeAgreement::of(greedy, &sampled);
-        let confidence: serde_json::Map<String, Value> = agreement
-            .as_ref()
-            .map(|a| {
-                a.measures()
-                    .into_iter()
-                    .map(|(name, value)| (name.to_owned(), json!(value)))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let confidence = confidence_map(agreement.as_ref().map(|a| a.measures()));
         let sample_keys: Vec<&String> = sampled.iter().map(|s| &s.key).collect();
         let line = json!({
             "id": text_field(row, "id"),
