@@ -151,3 +151,74 @@ fn group_features_without_multicalibration_are_refused() {
         assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     }
 }
+
+/// Issue "multicalibration", item 4: with `--by`, a multicalibrated
+/// calibrator's per-group cutoffs are chosen on the multicalibrated
+/// out-of-fold confidences and saved as such (`cutoffs_on = "out-of-fold"`),
+/// and `apply` compares each item's multicalibrated confidence with its
+/// group's cutoff; a Platt calibrator keeps them on the raw confidence.
+#[test]
+fn per_group_cutoffs_follow_the_multicalibrated_confidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let items = dir.path().join("items.csv");
+    write_items(&items);
+    let save = |method: &[&str], name: &str| {
+        let saved = dir.path().join(name);
+        let mut args = vec![
+            "calibrate",
+            items.to_str().unwrap(),
+            "--by",
+            "language",
+            "--target-precision",
+            "0.7",
+            "--bootstrap",
+            "0",
+            "--save",
+            saved.to_str().unwrap(),
+        ];
+        args.extend(method);
+        let out = codecal(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        saved
+    };
+    let platt = Calibrator::load(&save(&["--method", "platt"], "platt.json")).unwrap();
+    assert_eq!(platt.cutoffs_on, "raw");
+    let saved = save(
+        &[
+            "--method",
+            "multicalibration",
+            "--group-features",
+            "language,length",
+        ],
+        "multicalibrated.json",
+    );
+    let calibrator = Calibrator::load(&saved).unwrap();
+    assert_eq!(calibrator.cutoffs_on, "out-of-fold");
+    let by = calibrator
+        .cutoffs
+        .groups
+        .as_ref()
+        .expect("per-group cutoffs");
+    assert_eq!(by.column, "language");
+    let out = codecal(&[
+        "apply",
+        "--calibrator",
+        saved.to_str().unwrap(),
+        items.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut accepted = 0;
+    for line in text.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let calibrated: f64 = cells[5].parse().unwrap();
+        let group = by.group(cells[3]).expect("every language has its cutoffs");
+        let expected = match group.accept.first().and_then(|c| c.cutoff) {
+            Some(t) if calibrated >= t => "accept",
+            _ => "review",
+        };
+        assert_eq!(cells[6], expected, "{line}");
+        accepted += usize::from(expected == "accept");
+    }
+    assert!(accepted > 100, "only {accepted} accepted");
+}

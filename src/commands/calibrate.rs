@@ -131,7 +131,8 @@ pub struct CalibrateArgs {
     /// Precision among accepted items that an accept cutoff must guarantee
     /// (repeatable; default 0.8, 0.9 and 0.95). Chosen by Learn-then-Test on the
     /// raw confidences, the ones `apply` compares; with --by, also per group of
-    /// the first --by column, each with its own guarantee.
+    /// the first --by column, each with its own guarantee (with multicalibration,
+    /// on the multicalibrated out-of-fold confidences, which `apply` then compares).
     #[arg(long, value_parser = super::finite)]
     target_precision: Vec<f64>,
     /// Also report calibration per group of this column (repeatable): n, success
