@@ -28,7 +28,7 @@ use crate::digest::sha256_hex;
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 8;
+pub(crate) const REPORT_REVISION: u32 = 9;
 
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {

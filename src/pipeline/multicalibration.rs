@@ -268,6 +268,8 @@ fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
                 fmt(&mc.skill_multicalibrated),
                 format!("{:.4}", mc.multicalibration_error.base),
                 format!("{:.4}", mc.multicalibration_error.multicalibrated),
+                format!("{:.4}", mc.grouping_loss.base),
+                format!("{:.4}", mc.grouping_loss.multicalibrated),
                 mc.patches.to_string(),
             ]);
             Some(cells)
@@ -280,8 +282,9 @@ fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
         file: "multicalibration",
         title: "Multicalibration after the base rescaler (Hébert-Johnson et al. 2018), out of \
                 fold: the worst group by the base rescaler's ECE, before and after, and Brier \
-                skill and multicalibration error on every tested item (every group follows in \
-                the next table)"
+                skill, multicalibration error and grouping loss (Perez-Lebel et al.: the \
+                miscalibration hidden inside one confidence level, estimated from the group \
+                features) on every tested item (every group follows in the next table)"
             .into(),
         header: header(
             key,
@@ -293,6 +296,8 @@ fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
                 "skill, multicalibrated",
                 "MC error, base",
                 "MC error, multicalibrated",
+                "grouping loss, base",
+                "grouping loss, multicalibrated",
                 "patches",
             ],
         ),
