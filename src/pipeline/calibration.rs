@@ -5,10 +5,8 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::PipelineError;
-use super::artifacts::{read_jsonl, stage_error};
+use super::artifacts::stage_error;
 use super::config::{MULTICALIBRATION, RunConfig, enum_value};
 use super::generation::generation_params;
 use super::tables::{Named, header, with_ci};
@@ -559,42 +557,6 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
         ),
         rows,
     }
-}
-
-/// The agreement confidences of `agreement/<label>.jsonl` (written by a
-/// flow's agreement stage, one line per generation row, in order) put into
-/// each row's `confidence`, where the calibration reads every measure; the
-/// row's `sample_tokens` too, for the cost of each source. Nothing when the
-/// run sampled nothing.
-pub(crate) fn merge_agreement(
-    dir: &Path,
-    label: &str,
-    generations: &mut [Value],
-) -> Result<(), PipelineError> {
-    let path = dir.join(format!("agreement/{label}.jsonl"));
-    if !path.exists() {
-        return Ok(());
-    }
-    let rows = read_jsonl(&path)?;
-    for (generation, row) in generations.iter_mut().zip(&rows) {
-        if generation["id"] != row["id"] {
-            return Err(PipelineError::Artifact {
-                path: path.clone(),
-                message: format!(
-                    "line for {} where {} was expected",
-                    row["id"], generation["id"]
-                ),
-            });
-        }
-        if let (Some(confidence), Some(measures)) = (
-            generation["confidence"].as_object_mut(),
-            row["confidence"].as_object(),
-        ) {
-            confidence.extend(measures.clone());
-        }
-        generation["sample_tokens"] = row["sample_tokens"].clone();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{JudgeError, Oracle, Problem, judge_all};
+use super::{JudgeError, Oracle, Problem, judge_all, run_each_once};
 use crate::sandbox::{Ending, Execution, Sandbox};
 
 const PROBE: &str = include_str!("behaviour.py");
@@ -82,22 +82,14 @@ pub fn behaviour_keys(
         .iter()
         .map(|(problem, answer)| probing(problem, answer, options))
         .collect();
-    let mut programs: Vec<String> = probings
+    let programs: Vec<&str> = probings
         .iter()
         .filter_map(|p| match p {
-            Probing::Run(program) => Some(program.clone()),
+            Probing::Run(program) => Some(program.as_str()),
             _ => None,
         })
         .collect();
-    programs.sort();
-    programs.dedup();
-    let executions = if programs.is_empty() {
-        Vec::new()
-    } else {
-        sandbox
-            .ok_or(JudgeError::NoSandbox)?
-            .run_all(&programs, jobs)?
-    };
+    let mut executions = run_each_once(&programs, sandbox, jobs)?.into_iter();
     let judged: Vec<(&Problem, &str)> = pairs
         .iter()
         .zip(&probings)
@@ -114,10 +106,8 @@ pub fn behaviour_keys(
         .into_iter()
         .map(|p| match p {
             Probing::Decided(key) => key,
-            Probing::Run(program) => {
-                let at = programs.binary_search(&program).unwrap_or_default();
-                key_of(&executions[at])
-            }
+            // One execution per program to run, in the same order.
+            Probing::Run(_) => executions.next().map(|e| key_of(&e)).unwrap_or_default(),
             Probing::Judge => fingerprints
                 .next()
                 .map(|v| v.fingerprint.unwrap_or_else(|| format!("{:?}", v.reason)))

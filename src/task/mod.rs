@@ -312,34 +312,56 @@ pub fn judge_all(
         .iter()
         .map(|(problem, answer)| problem.oracle.judging(answer))
         .collect();
-    let mut programs: Vec<String> = judgings
+    let programs: Vec<&str> = judgings
         .iter()
         .filter_map(|judging| match judging {
-            Judging::Run(program) => Some(program.clone()),
+            Judging::Run(program) => Some(program.as_str()),
             Judging::Decided(_) => None,
         })
         .collect();
-    programs.sort();
-    programs.dedup();
-    let executions = if programs.is_empty() {
-        Vec::new()
-    } else {
-        let sandbox = sandbox.ok_or(JudgeError::NoSandbox)?;
-        sandbox.run_all(&programs, jobs)?
-    };
+    let mut executions = run_each_once(&programs, sandbox, jobs)?.into_iter();
     let verdicts = judgings
         .into_iter()
         .zip(pairs)
         .map(|(judging, (problem, _))| match judging {
             Judging::Decided(verdict) => verdict,
-            Judging::Run(program) => {
-                // `programs` is sorted, and every program to run is in it.
-                let at = programs.binary_search(&program).unwrap_or_default();
-                problem.oracle.verdict(&executions[at])
-            }
+            Judging::Run(_) => problem.oracle.verdict(
+                &executions
+                    .next()
+                    .expect("run_each_once gives one execution per program, in order"),
+            ),
         })
         .collect();
     Ok(verdicts)
+}
+
+/// The execution of each of `programs`, in order, running each distinct
+/// program once, `jobs` at a time. `sandbox` may be `None` only when there
+/// is nothing to run.
+pub(crate) fn run_each_once(
+    programs: &[&str],
+    sandbox: Option<&Sandbox>,
+    jobs: usize,
+) -> Result<Vec<Execution>, JudgeError> {
+    if programs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut distinct: Vec<String> = programs.iter().map(|p| p.to_string()).collect();
+    distinct.sort();
+    distinct.dedup();
+    let executions = sandbox
+        .ok_or(JudgeError::NoSandbox)?
+        .run_all(&distinct, jobs)?;
+    Ok(programs
+        .iter()
+        .map(|program| {
+            // `distinct` is sorted and holds every program.
+            let at = distinct
+                .binary_search_by(|d| d.as_str().cmp(program))
+                .unwrap_or_default();
+            executions[at].clone()
+        })
+        .collect())
 }
 
 /// A sandbox with these limits for judging `pairs`, or `None` when none of

@@ -17,14 +17,15 @@ use crate::confidence::agreement::SUMMARY_MEASURES;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
-    metrics_table, sample_size_note, subgroup_rows, subgroup_table, tertiles,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
+    sample_size_note, subgroup_rows, subgroup_table, tertiles,
 };
 use crate::pipeline::config::{RunConfig, enum_value};
 use crate::pipeline::multicalibration::{
     ItemFacts, code_clusters, feature_columns, multicalibration_tables,
 };
 use crate::pipeline::run_report::{ReportParts, write_report};
+use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};

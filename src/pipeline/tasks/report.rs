@@ -38,12 +38,13 @@ use crate::confidence::length::LengthBaseline;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, merge_agreement,
-    metrics_table, sample_size_note,
+    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
+    sample_size_note,
 };
 use crate::pipeline::config::{COMBINATION, RunConfig};
 use crate::pipeline::multicalibration::{self, multicalibration_tables};
 use crate::pipeline::run_report::{ReportParts, write_report};
+use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
 use crate::pipeline::tables::{Named, header, with_ci, write_all};
 use crate::report::run::{CellView, ItemText, ItemView, Section};
