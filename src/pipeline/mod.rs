@@ -15,6 +15,7 @@
 mod artifacts;
 mod calibration;
 pub mod config;
+mod embedding;
 mod generation;
 mod multicalibration;
 mod own_code;

@@ -16,11 +16,13 @@ use super::PipelineError;
 use super::artifacts::{failed, text_field};
 use super::calibration::CellRow;
 use super::config::RunConfig;
+use super::embedding::sentence_embeddings;
 use super::tables::{Named, header, value_with_interval};
 use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::multical::kmeans::kmeans;
 use crate::calibrate::multical::{FeatureColumn, FeatureValues};
 use crate::corpus::code_metrics::{CodeMetrics, code_metrics};
+use crate::models::ModelHome;
 
 fn metrics(item: &ItemFacts) -> CodeMetrics {
     code_metrics(item.code, item.language).unwrap_or_default()
@@ -56,41 +58,12 @@ pub(crate) fn code_clusters(
     {
         return Ok(Vec::new());
     }
-    let embeddings = embed_codes(config, codes)?;
+    let home = ModelHome::from_env().map_err(|e| failed("calibrate", e))?;
+    let embeddings = sentence_embeddings(config, &home, codes, "calibrate")?;
     Ok(kmeans(&embeddings, CODE_CLUSTERS, config.calibration.seed)
         .into_iter()
         .map(|c| format!("cluster {} of {CODE_CLUSTERS}", c + 1))
         .collect())
-}
-
-#[cfg(feature = "onnx")]
-fn embed_codes(config: &RunConfig, codes: &[&str]) -> Result<Vec<Vec<f32>>, PipelineError> {
-    use crate::score::{EmbedOptions, Embedder, OnnxEmbedder};
-    let stage = |e: String| failed("calibrate", format!("code_cluster: {e}"));
-    let device = super::config::enum_value("scoring.device", &config.scoring.device)?;
-    let home = crate::models::ModelHome::from_env().map_err(|e| stage(e.to_string()))?;
-    let files = home
-        .ensure_minilm_on(device)
-        .map_err(|e| stage(e.to_string()))?;
-    let options = EmbedOptions {
-        device,
-        ..EmbedOptions::default()
-    };
-    let mut embedder = OnnxEmbedder::new(&files, &options).map_err(|e| stage(e.to_string()))?;
-    Ok(embedder
-        .embed(codes)
-        .map_err(|e| stage(e.to_string()))?
-        .into_iter()
-        .map(|e| e.sentence)
-        .collect())
-}
-
-#[cfg(not(feature = "onnx"))]
-fn embed_codes(_: &RunConfig, _: &[&str]) -> Result<Vec<Vec<f32>>, PipelineError> {
-    Err(failed(
-        "calibrate",
-        "code_cluster needs the `onnx` feature, which this codecal was built without",
-    ))
 }
 
 /// What one item offers.

@@ -17,6 +17,7 @@ use crate::confidence::agreement::SemanticAgreement;
 use crate::models::ModelHome;
 use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
 use crate::pipeline::config::RunConfig;
+use crate::pipeline::embedding::sentence_embeddings;
 use crate::pipeline::sampled::{confidence_map, sample_tokens, samples_of};
 use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
@@ -95,7 +96,8 @@ fn agreement_lines(
             texts.push(text_field(sample, "text"));
         }
     }
-    let embeddings = embed(config, home, &texts)?;
+    let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embeddings = sentence_embeddings(config, home, &borrowed, "agreement")?;
     let mut next = embeddings.into_iter();
     let mut lines = String::new();
     for row in rows {
@@ -115,38 +117,4 @@ fn agreement_lines(
         lines += &(line.to_string() + "\n");
     }
     Ok(lines)
-}
-
-/// Each text's sentence embedding, with the scorer's model and device.
-#[cfg(feature = "onnx")]
-fn embed(
-    config: &RunConfig,
-    home: &ModelHome,
-    texts: &[String],
-) -> Result<Vec<Vec<f32>>, PipelineError> {
-    use crate::score::{EmbedOptions, Embedder, OnnxEmbedder};
-    let device = crate::pipeline::config::enum_value("scoring.device", &config.scoring.device)?;
-    let files = home
-        .ensure_minilm_on(device)
-        .map_err(|e| failed("agreement", e))?;
-    let options = EmbedOptions {
-        device,
-        ..EmbedOptions::default()
-    };
-    let mut embedder = OnnxEmbedder::new(&files, &options).map_err(|e| failed("agreement", e))?;
-    let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
-    Ok(embedder
-        .embed(&borrowed)
-        .map_err(|e| failed("agreement", e))?
-        .into_iter()
-        .map(|e| e.sentence)
-        .collect())
-}
-
-#[cfg(not(feature = "onnx"))]
-fn embed(_: &RunConfig, _: &ModelHome, _: &[String]) -> Result<Vec<Vec<f32>>, PipelineError> {
-    Err(failed(
-        "agreement",
-        "this codecal was built without the `onnx` feature",
-    ))
 }

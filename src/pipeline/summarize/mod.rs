@@ -238,17 +238,9 @@ fn score_pairs(
     home: &ModelHome,
     pairs: &[crate::score::Pair],
 ) -> Result<Vec<crate::score::PairScores>, PipelineError> {
-    use crate::score::{EmbedOptions, OnnxEmbedder, Scorer};
+    use crate::score::Scorer;
     let tokenization = enum_value("scoring.tokenization", &config.scoring.tokenization)?;
-    let device = enum_value("scoring.device", &config.scoring.device)?;
-    let files = home
-        .ensure_minilm_on(device)
-        .map_err(|e| failed("score", e))?;
-    let options = EmbedOptions {
-        device,
-        ..EmbedOptions::default()
-    };
-    let embedder = OnnxEmbedder::new(&files, &options).map_err(|e| failed("score", e))?;
+    let embedder = super::embedding::open_minilm(config, home, "score")?;
     Scorer::new(embedder, tokenization)
         .score(pairs, |_, _| {})
         .map_err(|e| failed("score", e))
