@@ -15,6 +15,7 @@
 mod artifacts;
 mod calibration;
 pub mod config;
+mod config_check;
 mod embedding;
 mod generation;
 mod multicalibration;
