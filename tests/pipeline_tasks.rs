@@ -500,10 +500,12 @@ fn every_shipped_config_passes_its_checks() {
     assert!(checked >= 4, "only {checked} configs checked");
 }
 
-/// "Open the Oyster" (§3): the intrinsic reply gives an answer of its own,
-/// which the oracle judges and its confidence is calibrated against; the
-/// reassess turn continues that conversation; each strategy reports its own
-/// success rate.
+/// "Open the Oyster" (§3, step 1): the intrinsic reply gives the one answer
+/// per question, which the oracle judges and all three strategies are
+/// calibrated against: the reassess turn continues that conversation and
+/// the reflective question judges that answer, not the main one (issue
+/// "fidelity, third pass", item 1); the token measures keep the main answer
+/// in a table of their own.
 #[test]
 fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
     let (Some(data), Some(_)) = (
@@ -524,6 +526,8 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
         .collect();
     let reassessed_intrinsic = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen_follow_ups = reassessed_intrinsic.clone();
+    let reflected_intrinsic = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen_reflections = reflected_intrinsic.clone();
     let server = Server::start(move |seen, _| {
         let prompt = seen.body["prompt"].as_str().unwrap_or("");
         let right = problems
@@ -540,6 +544,12 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
                 seen_follow_ups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             " 40%".to_owned()
+        } else if prompt.contains("How confident are you, from 0% to 100%, that the answer is") {
+            // The reflective question must show the intrinsic answer.
+            if prompt.contains(&format!("Answer: {right}\n")) {
+                seen_reflections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            " 70%".to_owned()
         } else if prompt.contains("Give your answer on one line") {
             // The intrinsic answer is always right.
             format!("{right}\nConfidence: 80%")
@@ -551,7 +561,8 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
     });
     let dir = tempfile::tempdir().unwrap();
     // Listed reassess first: the run still asks the intrinsic question first.
-    let generation = "\n[generation]\nreflective = [\"oyster-reassess\", \"oyster-intrinsic\"]\n";
+    let generation = "\n[generation]\nreflective = [\"oyster-reflective\", \"oyster-reassess\", \
+                      \"oyster-intrinsic\"]\n";
     let run = run_cruxeval(dir.path(), &server, &data, generation);
     let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
     assert_eq!(verdicts.len(), 60);
@@ -564,6 +575,11 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
         60,
         "every reassess question follows up the intrinsic turn"
     );
+    assert_eq!(
+        reflected_intrinsic.load(std::sync::atomic::Ordering::SeqCst),
+        60,
+        "every reflective question judges the intrinsic answer"
+    );
     let eight = common::csv_rows(&run.join("tables/table8.csv"));
     let success = |measure: &str| {
         let row = eight.iter().find(|r| r[1] == measure).unwrap();
@@ -572,6 +588,15 @@ fn oyster_intrinsic_confidence_is_judged_on_its_own_answer() {
     assert_eq!(success("average_token_probability"), "0.000");
     assert_eq!(success("oyster-intrinsic"), "1.000");
     assert_eq!(success("oyster-reassess"), "1.000");
+    assert_eq!(success("oyster-reflective"), "1.000");
+    let measures = |file: &str| -> Vec<String> {
+        common::csv_rows(&run.join(format!("tables/{file}.csv")))
+            .into_iter()
+            .map(|row| row[1].clone())
+            .collect()
+    };
+    assert!(measures("oyster").iter().all(|m| m.starts_with("oyster-")));
+    assert!(measures("oyster_main").contains(&"average_token_probability".to_owned()));
     // No main answer is right: the report says why its skill scores are
     // undefined instead of dividing by zero.
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();

@@ -209,6 +209,159 @@ fn each_of_the_ten_outcomes_has_an_answer_that_produces_it() {
     assert_eq!(verdicts[0]["reason"], "failed-test", "{}", verdicts[0]);
 }
 
+/// Whether the sandbox's Python has Pylint; without it, the tests of the
+/// Pylint check say why they skip, and fail where the set-up should have
+/// installed it.
+fn pylint_installed() -> bool {
+    if codecal::sandbox::pylint_version().is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CODECAL_REQUIRE_SANDBOX").is_none(),
+        "no Pylint in /usr/bin/python3, where `codecal setup` should have installed it"
+    );
+    eprintln!("SKIPPED: no Pylint in /usr/bin/python3 (`codecal setup` installs it)");
+    false
+}
+
+/// Seed 002 §V names four kinds of static type error that Pylint found:
+/// an undefined name, `sum = sum(multiples)`, an unexpected keyword to a
+/// numpy function, and calling a non-callable (`s.size()` on an array).
+#[test]
+fn pylint_finds_the_papers_static_type_errors_and_symtable_only_one() {
+    let Some(data) = ready() else { return };
+    if !pylint_installed() {
+        return;
+    }
+    let numpy = imports_numpy();
+    let answers = [
+        "def all_ints_inclusive(lst):\n    return list(islice(lst, 14, 65))\n",
+        "def all_ints_inclusive(lst):\n    sum = sum(lst)\n    return lst[14:65]\n",
+        "import numpy as np\ndef all_ints_inclusive(lst):\n    return np.array(lst[14:65], axis=0).tolist()\n",
+        "import numpy as np\ndef all_ints_inclusive(lst):\n    s = np.array(lst)\n    if not s.size():\n        return []\n    return lst[14:65]\n",
+        // Pylint cannot see numpy.arange's parameters (astroid has no model
+        // of it), so the paper's own arange example runs, and fails there.
+        "import numpy as np\ndef all_ints_inclusive(lst):\n    return list(np.arange(0, 3, axis=0))\n",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<(String, String)> = answers
+        .iter()
+        .map(|answer| ("Q1/1/1".to_owned(), (*answer).to_owned()))
+        .collect();
+    let file = answers_file(dir.path(), &rows);
+    let verdicts = judge(&[], &data, &file, &dir.path().join("pylint.jsonl"));
+    let codes = ["E0602", "E0601", "E1123", "E1102"];
+    for (verdict, code) in verdicts.iter().zip(codes) {
+        assert_eq!(verdict["reason"], "static-type-error", "{verdict}");
+        let detail = verdict["detail"].as_str().unwrap();
+        assert!(detail.starts_with("Pylint "), "{verdict}");
+        // Without numpy, Pylint reports the import (E0401) instead.
+        if numpy || !code.starts_with("E11") {
+            assert!(detail.contains(code), "{code}: {verdict}");
+        }
+    }
+    if numpy {
+        assert_eq!(verdicts[4]["reason"], "runtime-error", "{}", verdicts[4]);
+    }
+    // The fallback finds the undefined name only, and says it is the fallback.
+    let verdicts = judge(
+        &["--static-check", "symtable"],
+        &data,
+        &file,
+        &dir.path().join("symtable.jsonl"),
+    );
+    assert_eq!(
+        verdicts[0]["reason"], "static-type-error",
+        "{}",
+        verdicts[0]
+    );
+    assert!(
+        verdicts[0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("symtable fallback"),
+        "{}",
+        verdicts[0]
+    );
+    assert_eq!(verdicts[1]["reason"], "runtime-error", "{}", verdicts[1]);
+    assert!(
+        verdicts[1..]
+            .iter()
+            .all(|verdict| verdict["reason"] != "static-type-error"),
+        "{verdicts:?}"
+    );
+}
+
+/// The harness's limit is 7 s per answer, not per call: an answer that
+/// takes 80 ms per call passes each call but not the 100 fuzz inputs.
+#[test]
+fn the_answer_has_seven_seconds_in_all() {
+    let Some(data) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let slow =
+        "import time\ndef all_ints_inclusive(lst):\n    time.sleep(0.08)\n    return lst[14:65]\n";
+    let file = answers_file(dir.path(), &[("Q1/1/1".into(), slow.into())]);
+    let symtable = ["--static-check", "symtable"];
+    let verdicts = judge(&symtable, &data, &file, &dir.path().join("a.jsonl"));
+    assert_eq!(
+        verdicts[0]["reason"], "resource-exhaustion",
+        "{}",
+        verdicts[0]
+    );
+    assert!(
+        verdicts[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("ran past its 7 s"),
+        "{}",
+        verdicts[0]
+    );
+    let mut longer = symtable.to_vec();
+    longer.extend(["--answer-seconds", "30"]);
+    let verdicts = judge(&longer, &data, &file, &dir.path().join("b.jsonl"));
+    assert_eq!(verdicts[0]["reason"], "passed", "{}", verdicts[0]);
+}
+
+/// Inputs on which the model solution fails are left out; an answer
+/// compared on fewer than half of the fuzz inputs is unavailable.
+#[test]
+fn an_answer_compared_on_too_few_inputs_is_unavailable() {
+    let Some(data) = ready() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let checkout = dir.path().join("Source_Code");
+    for question in ["Q1", "Q2"] {
+        std::fs::create_dir_all(checkout.join(question)).unwrap();
+        for file in std::fs::read_dir(fixture().join(question)).unwrap() {
+            let file = file.unwrap().path();
+            let to = checkout.join(question).join(file.file_name().unwrap());
+            std::fs::copy(&file, to).unwrap();
+        }
+    }
+    let answers = answers_file(dir.path(), &[("Q1/1/1".into(), Q1_RIGHT.into())]);
+    let oracles = checkout.to_str().unwrap();
+    let args = ["--oracles", oracles, "--static-check", "symtable"];
+    let solution = checkout.join("Q1/solution.py.template");
+    // The solution fails on about 1 input in 50 (skipped, the answer passes),
+    // then on about 3 in 4 (too few left).
+    for (refuses, expected) in [("lst[0] == 50", "passed"), ("lst[0] % 4", "unavailable")] {
+        std::fs::write(
+            &solution,
+            format!(
+                "def all_ints_inclusive(lst):\n    if {refuses}:\n        raise ValueError\n    \
+                 return lst[$0:$1 + 1]\n"
+            ),
+        )
+        .unwrap();
+        let verdicts = judge(&args, &data, &answers, &dir.path().join("out.jsonl"));
+        assert_eq!(verdicts[0]["reason"], expected, "{}", verdicts[0]);
+        let detail = verdicts[0]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("skipped") || detail.contains("fewer than the 50 needed"),
+            "{detail}"
+        );
+    }
+}
+
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/turbulence-upstream")
 }

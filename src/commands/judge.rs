@@ -67,6 +67,15 @@ pub struct JudgeArgs {
     /// fails the answer (the upstream harness lets it pass).
     #[arg(long)]
     collection_errors_fail: bool,
+    /// Turbulence: seconds the answer may run in all, its fixed tests and
+    /// fuzz calls included (the upstream harness's 7 s per answer).
+    #[arg(long, default_value_t = 7.0)]
+    answer_seconds: f64,
+    /// Turbulence: the static check, Pylint's error messages as the paper's
+    /// (symtable where the sandbox's Python has no Pylint, saying so), or
+    /// symtable's undefined names.
+    #[arg(long, value_enum, default_value_t = turbulence::StaticCheck::Pylint)]
+    static_check: turbulence::StaticCheck,
 }
 
 pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
@@ -79,16 +88,26 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         (None, dataset) => anyhow::bail!("--data is required for --dataset {dataset:?}"),
     };
     let table = Table::read(&args.answers, args.format)?;
+    let mut limits = limits(&args)?;
     let problems = match args.dataset {
         Dataset::Turbulence => {
             let options = turbulence::Options {
                 questions: turbulence_questions(&table, &args.id)?,
                 rounds: args.rounds,
                 fuzz: args.fuzz,
+                answer_seconds: args.answer_seconds,
+                static_check: args.static_check,
                 upstream: args.oracles.clone(),
                 collection_errors_pass: !args.collection_errors_fail,
                 ..Default::default()
             };
+            // The judge's own limits name what ran out; the sandbox's wall
+            // clock is only the last resort.
+            if let Some(warning) = turbulence::static_check_warning(options.static_check) {
+                eprintln!("codecal judge: warning: {warning}");
+            }
+            let wall = Duration::from_secs_f64(options.wall_seconds());
+            limits = Limits::with_wall(limits.wall.max(wall));
             turbulence::problems(&turbulence::read_instances(&data)?, &options)?
         }
         dataset => dataset.read(&data, args.seed)?,
@@ -114,7 +133,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
         };
         pairs.push((*problem, answer));
     }
-    let sandbox = task::sandbox_for(&pairs, limits(&args)?, args.isolation)?;
+    let sandbox = task::sandbox_for(&pairs, limits, args.isolation)?;
     let jobs = super::workers_for_machine("--jobs", args.jobs);
     if let Some(sandbox) = &sandbox {
         eprintln!(
@@ -170,6 +189,15 @@ fn limits(args: &JudgeArgs) -> anyhow::Result<Limits> {
         anyhow::bail!(
             "--timeout-s must be a number of seconds in (0, 3600], not {}",
             args.timeout_s
+        );
+    }
+    if !(args.answer_seconds.is_finite()
+        && args.answer_seconds > 0.0
+        && args.answer_seconds <= 3600.0)
+    {
+        anyhow::bail!(
+            "--answer-seconds must be a number of seconds in (0, 3600], not {}",
+            args.answer_seconds
         );
     }
     Ok(Limits::with_wall(Duration::from_secs_f64(args.timeout_s)))

@@ -69,6 +69,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
                     eprintln!("codecal: {stage}: {seconds:.1} s");
                 }
             }
+            Progress::Warning(text) => eprintln!("codecal: warning: {text}"),
         }
     };
     let summary = codecal::pipeline::run(&config, existing, &on_progress)?;

@@ -1,6 +1,6 @@
 //! `codecal setup`: install, ahead of first use, what the other subcommands
-//! would install on demand (the models, the HumanEval data, bubblewrap) and
-//! print where each went. The installing is the library's (`codecal::models`,
+//! would install on demand (the models, the HumanEval data, bubblewrap, the
+//! sandbox's Python packages) and print where each went. The installing is the library's (`codecal::models`,
 //! `codecal::sandbox`); this is only the list and the printing.
 
 use codecal::models::{ModelHome, language_model};
@@ -43,6 +43,10 @@ pub fn run(args: SetupArgs) -> anyhow::Result<()> {
     // so a machine without it can still do everything else.
     match codecal::sandbox::ensure_bubblewrap() {
         Ok(version) => println!("sandbox: {version}"),
+        Err(why) => eprintln!("codecal setup: warning: {why}"),
+    }
+    match codecal::sandbox::ensure_pylint() {
+        Ok(version) => println!("Pylint for Turbulence's static check: {version}"),
         Err(why) => eprintln!("codecal setup: warning: {why}"),
     }
     match codecal::sandbox::ensure_reval_packages() {

@@ -221,8 +221,16 @@ fn reflective_for(
     let mut intrinsic_turn: Option<(Prompt, String)> = None;
     let mut out = Map::new();
     for measure in measures {
-        let (prompt, answered) = match (&intrinsic_turn, measure) {
-            (Some((prompt, reply)), Measure::OysterReassess) => (prompt, reply.as_str()),
+        // "Open the Oyster" (seed 003 §3, step 1): one answer per question,
+        // the intrinsic reply's, which reassess follows up in its
+        // conversation and reflective judges afresh; without an intrinsic
+        // turn, both speak of the main answer.
+        let intrinsic_answer = intrinsic_turn
+            .as_ref()
+            .map(|(_, reply)| crate::confidence::reflective::split_intrinsic(reply).0);
+        let (prompt, answered) = match (&intrinsic_turn, measure, &intrinsic_answer) {
+            (Some((prompt, reply)), Measure::OysterReassess, _) => (prompt, reply.as_str()),
+            (_, Measure::OysterReflective, Some(answer)) => (&row.prompt, answer.as_str()),
             _ => (&row.prompt, answer.generation.text.as_str()),
         };
         let subject = Subject {
@@ -233,7 +241,7 @@ fn reflective_for(
         let (mut result, turn) = ask_measure(backend, cache, measure, &row.id, &subject, options)?;
         match measure {
             Measure::OysterIntrinsic => intrinsic_turn = Some(turn),
-            Measure::OysterReassess => {
+            Measure::OysterReassess | Measure::OysterReflective => {
                 let follows = match intrinsic_turn {
                     Some(_) => Measure::OysterIntrinsic.name(),
                     None => "answer",

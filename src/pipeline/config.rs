@@ -97,6 +97,12 @@ pub struct DatasetConfig {
     pub instances: Option<u32>,
     /// Turbulence: fuzz inputs per answer (the paper's v1: 100).
     pub fuzz: u32,
+    /// Turbulence: seconds the answer may run in all, its fixed tests and
+    /// fuzz calls included (the upstream harness's 7 s per answer).
+    pub answer_seconds: f64,
+    /// Turbulence: `pylint` (the paper's static check) or `symtable`
+    /// (undefined names only).
+    pub static_check: crate::task::turbulence::StaticCheck,
     /// Turbulence: an upstream checkout's `Source_Code/` to judge with
     /// instead of codecal's own oracles.
     pub oracles: Option<PathBuf>,
@@ -119,6 +125,8 @@ impl Default for DatasetConfig {
             questions: Vec::new(),
             instances: None,
             fuzz: 100,
+            answer_seconds: 7.0,
+            static_check: Default::default(),
             oracles: None,
             collection_errors_pass: true,
         }

@@ -331,6 +331,15 @@ impl RunConfig {
         if !(1..=10_000).contains(&dataset.fuzz) {
             return Err(key_error("dataset.fuzz", "must be in 1..=10000"));
         }
+        if !(dataset.answer_seconds.is_finite()
+            && dataset.answer_seconds > 0.0
+            && dataset.answer_seconds <= 3600.0)
+        {
+            return Err(key_error(
+                "dataset.answer_seconds",
+                "must be in (0, 3600] seconds",
+            ));
+        }
         if let Some(dir) = &dataset.oracles {
             must_exist("dataset.oracles", dir)?;
         }

@@ -57,6 +57,9 @@ pub enum Progress<'a> {
         seconds: f64,
         skipped: bool,
     },
+    /// Something the run does differently from what its config asked, and
+    /// goes on: e.g. a fallback where a tool is not installed.
+    Warning(&'a str),
 }
 
 /// How to treat an existing run directory.

@@ -1,7 +1,7 @@
 //! Installs what the sandbox runs on from Debian's packages: bubblewrap,
-//! its first choice of isolation, and the Python packages REval's ClassEval
-//! programs import (numpy, gensim, bs4, lxml) for the system `python3` the
-//! sandbox runs.
+//! its first choice of isolation, the Python packages REval's ClassEval
+//! programs import (numpy, gensim, bs4, lxml), and Pylint for Turbulence's
+//! static check, all for the system `python3` the sandbox runs.
 //!
 //! `codecal setup` calls this; nothing else installs system packages. As
 //! root on a Debian-like system it runs `apt-get`; elsewhere it says what
@@ -49,6 +49,48 @@ pub fn ensure_reval_packages() -> Result<(), String> {
 /// Whether the sandbox's `python3` imports numpy, gensim, bs4 and lxml.
 pub fn reval_packages_importable() -> bool {
     succeeds(Command::new("/usr/bin/python3").args(["-I", "-c", "import numpy, gensim, bs4, lxml"]))
+}
+
+/// The Pylint that Turbulence's static check runs (the paper's linter):
+/// Debian bookworm's package, pinned to its version so that a static type
+/// error means the same on every machine.
+pub const PYLINT_VERSION: &str = "2.16.2";
+const PYLINT_PACKAGE: &str = "pylint=2.16.2-2";
+
+/// The version of Pylint the sandbox's `python3` imports, installing the
+/// pinned one first where none is and this process may. Another version
+/// already installed is kept, and named in the error, so that the caller
+/// can say the static check is not the pinned one.
+pub fn ensure_pylint() -> Result<String, String> {
+    let found = match pylint_version() {
+        Some(version) => version,
+        None => {
+            apt_install("Pylint for the sandbox's Python", &[PYLINT_PACKAGE])?;
+            pylint_version()
+                .ok_or("Pylint was installed but does not import in /usr/bin/python3")?
+        }
+    };
+    if found == PYLINT_VERSION {
+        Ok(found)
+    } else {
+        Err(format!(
+            "the sandbox's Python has Pylint {found}, not the pinned {PYLINT_VERSION}: \
+             Turbulence's static type errors may differ from other machines'"
+        ))
+    }
+}
+
+/// The Pylint version the sandbox's `python3` imports, if any.
+pub fn pylint_version() -> Option<String> {
+    let output = Command::new("/usr/bin/python3")
+        .args(["-I", "-c", "import pylint; print(pylint.__version__)"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 /// `apt-get install` of `packages` as root, updating the package lists

@@ -30,7 +30,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-pub use install::{ensure_bubblewrap, ensure_reval_packages, reval_packages_importable};
+pub use install::{
+    PYLINT_VERSION, ensure_bubblewrap, ensure_pylint, ensure_reval_packages, pylint_version,
+    reval_packages_importable,
+};
 pub use limits::Limits;
 
 /// The harness that runs a program read from standard input. Its exit

@@ -97,20 +97,26 @@ pub(super) fn combination_column(
     Ok((Column { data, missing: 0 }, fit))
 }
 
-/// Whether the answer `measure` speaks of was right. "Open the Oyster":
-/// the intrinsic confidence belongs to the intrinsic reply's own answer, and
-/// so does the reassess confidence that follows it up; the others speak of
-/// the main answer.
+/// Whether the answer `measure` speaks of was right. "Open the Oyster"
+/// (seed 003 §3, step 1): one answer per question, the intrinsic reply's,
+/// which the intrinsic confidence belongs to and which reassess and
+/// reflective judge (their `follows`); the other measures speak of the
+/// main answer. Rows generated before reflective judged the intrinsic
+/// answer have no `follows` on it, and keep the main answer.
 pub(super) fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
     let reflective = &generation["reflective"];
     let own_answer = measure == Measure::OysterIntrinsic.name()
-        || (measure == Measure::OysterReassess.name()
+        || (is_oyster_follow_up(measure)
             && reflective[measure]["follows"] == Measure::OysterIntrinsic.name());
     let verdict = match &verdict["intrinsic"] {
         intrinsic if own_answer && intrinsic.is_object() => intrinsic,
         _ => verdict,
     };
     verdict["correct"].as_bool().unwrap_or(false)
+}
+
+fn is_oyster_follow_up(measure: &str) -> bool {
+    measure == Measure::OysterReassess.name() || measure == Measure::OysterReflective.name()
 }
 
 /// Every token measure by name over one answer's tokens.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::artifacts::{failed, read_jsonl, text_field};
 use super::config::RunConfig;
 use super::generation::{backend_label, generations};
-use super::{Books, PipelineError, file_sha256, hash_strings};
+use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, split_intrinsic};
 use crate::confidence::token_range;
@@ -147,17 +147,36 @@ fn read_dataset(
             .read(path, config.dataset.seed)
             .map_err(|e| failed("problems", e));
     }
-    let options = task::turbulence::Options {
+    let options = turbulence_options(config);
+    let instances = task::turbulence::read_instances(path).map_err(|e| failed("problems", e))?;
+    task::turbulence::problems(&instances, &options).map_err(|e| failed("problems", e))
+}
+
+/// Turbulence's options as the run's `[dataset]` sets them.
+fn turbulence_options(config: &RunConfig) -> task::turbulence::Options {
+    task::turbulence::Options {
         rounds: config.dataset.rounds,
         questions: config.dataset.questions.clone(),
         instances: config.dataset.instances,
         fuzz: config.dataset.fuzz,
+        answer_seconds: config.dataset.answer_seconds,
+        static_check: config.dataset.static_check,
         upstream: config.dataset.oracles.clone(),
         collection_errors_pass: config.dataset.collection_errors_pass,
         ..Default::default()
-    };
-    let instances = task::turbulence::read_instances(path).map_err(|e| failed("problems", e))?;
-    task::turbulence::problems(&instances, &options).map_err(|e| failed("problems", e))
+    }
+}
+
+/// The wall-clock limit of each sandboxed program: the run's, or for
+/// Turbulence at least what the judge's own limits add up to, so that the
+/// judge's verdict, not the sandbox, names what ran out.
+fn wall_seconds(config: &RunConfig, dataset: Dataset) -> f64 {
+    let wall = config.dataset.timeout_s;
+    if dataset == Dataset::Turbulence {
+        wall.max(turbulence_options(config).wall_seconds())
+    } else {
+        wall
+    }
 }
 
 /// A seeded sample of `size` problems in dataset order, or all of them.
@@ -233,6 +252,7 @@ fn verdicts(
         task::judging_rules_fingerprint(),
     ];
     let output = format!("verdicts/{label}.jsonl");
+    let on_progress = books.on_progress;
     books.stage(
         &format!("judge {label}"),
         &inputs,
@@ -276,7 +296,13 @@ fn verdicts(
                 .cloned()
                 .chain(intrinsic.iter().map(|(_, pair)| pair.clone()))
                 .collect();
-            let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
+            let limits = Limits::with_wall(Duration::from_secs_f64(wall_seconds(config, dataset)));
+            if dataset == Dataset::Turbulence {
+                let check = config.dataset.static_check;
+                if let Some(warning) = task::turbulence::static_check_warning(check) {
+                    on_progress(Progress::Warning(&warning));
+                }
+            }
             let isolation =
                 super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
             let sandbox =

@@ -534,6 +534,22 @@ fn seed_columns(evaluation: &Evaluation, drop_ece: bool) -> Vec<String> {
     ]
 }
 
+/// The Oyster table's rows of `cells`: raw, and rescaled with Eq. 4.
+fn oyster_rows(cells: &[&Cell]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for c in cells {
+        let mut raw = vec![c.model.clone(), c.measure.clone(), "raw".into()];
+        raw.extend(oyster_columns(&c.oyster.raw));
+        rows.push(raw);
+        if let Some(rescaled) = &c.oyster.rescaled {
+            let mut row = vec![c.model.clone(), c.measure.clone(), "platt-p".into()];
+            row.extend(oyster_columns(rescaled));
+            rows.push(row);
+        }
+    }
+    rows
+}
+
 fn oyster_columns(evaluation: &Evaluation) -> Vec<String> {
     let m = &evaluation.metrics;
     vec![
@@ -649,17 +665,15 @@ fn write_tables(
             ]
         },
     );
-    let mut oyster = Vec::new();
-    for c in cells {
-        let mut raw = vec![c.model.clone(), c.measure.clone(), "raw".into()];
-        raw.extend(oyster_columns(&c.oyster.raw));
-        oyster.push(raw);
-        if let Some(rescaled) = &c.oyster.rescaled {
-            let mut row = vec![c.model.clone(), c.measure.clone(), "platt-p".into()];
-            row.extend(oyster_columns(rescaled));
-            oyster.push(row);
-        }
-    }
+    // One answer per question for the three strategies (the intrinsic
+    // reply's); the other measures speak of the main answer, so where the
+    // strategies ran they get a table of their own.
+    let is_strategy = |c: &&Cell| c.measure.starts_with("oyster-");
+    let strategies = cells.iter().any(|c| is_strategy(&c));
+    let (strategy_cells, main_cells): (Vec<&Cell>, Vec<&Cell>) =
+        cells.iter().partition(|c| !strategies || is_strategy(c));
+    let oyster = oyster_rows(&strategy_cells);
+    let oyster_main = oyster_rows(&main_cells);
     let method = &config.calibration.method;
     let folds = format!(
         "{}-fold {}",
@@ -726,6 +740,15 @@ fn write_tables(
             header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
             rows: oyster,
         },
+        Named {
+            file: "oyster_main",
+            title: "Open the Oyster's measures (Eqs. 4, 5, 7-8) for the other measures, on the \
+                    main answer: the table above judges the three strategies on the \
+                    intrinsic reply's answer, one answer per question (seed 003 §3)"
+                .into(),
+            header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
+            rows: oyster_main,
+        },
         sources_table(&key, &source_rows),
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows),
@@ -734,6 +757,8 @@ fn write_tables(
     let multicalibration = multicalibration_tables(&key, &cell_rows);
     let tables = tables
         .into_iter()
+        // Without the Oyster strategies every measure is in the first table.
+        .filter(|table| !(table.file == "oyster_main" && table.rows.is_empty()))
         .chain(extra)
         .chain(multicalibration)
         .collect::<Vec<_>>();

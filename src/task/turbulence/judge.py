@@ -24,19 +24,33 @@ wrong function name, wrong count of arguments, static type error, resource
 exhaustion, runtime error, assertion error, fuzzing failure, passed. It is no sandbox: it executes the answer, so it must
 only run inside codecal's.
 
+The static check is Pylint's, as the paper's (seed 002 §V): its
+error-category messages (E-codes, ``--errors-only``) on the answer, which
+Pylint reads without running it. Where the sandbox's Python has no Pylint
+(``codecal setup`` installs Debian's, pinned), or the job asks for it, the
+fallback is Python's own ``symtable``: a name read in the answer that no
+scope binds and that is no builtin (Pylint's E0602). It catches far less
+(neither ``sum = sum(xs)`` nor calling a non-callable) and its verdicts
+say that they come from the fallback.
+
+Time limits, as the harness's: the answer has one allowance of
+``answer_seconds`` (7 s upstream) for everything it runs (defining it, the
+fixed tests, the fuzz calls); past it, resource exhaustion. The model
+solution's calls have an allowance of their own, never charged to the
+answer; an input on which the solution fails or runs out of its allowance
+is skipped, and an answer compared on fewer than ``min_compared`` inputs is
+``unavailable``, not passed.
+
 Choices where the sources are silent:
-  * The static check is Python's own ``symtable``: a name read in the answer
-    that no scope of the answer binds and that is not a builtin ("undefined
-    variable", Pylint's E0602, pyflakes' UndefinedName). Answers with a star
-    import are not checked.
-  * An answer that raises ``MemoryError``, ``RecursionError`` or runs past the
-    per-call limit is resource exhaustion; any other exception, an
+  * An answer that raises ``MemoryError``, ``RecursionError`` or runs out of
+    its allowance is resource exhaustion; any other exception, an
     ``AssertionError`` of the answer's own included, is a runtime error. The
     assertion-error outcome belongs to the fixed tests (upstream oracles).
   * A result must be plain data (None, numbers, strings, bytes, containers of
     them, numpy arrays for Q57/Q58), so that an object whose ``__eq__`` always
     says yes is a fuzzing failure, not a pass.
-  * An input on which the model solution itself fails is skipped and counted.
+  * Pylint's own time is bounded by ``static_seconds``; past it the answer
+    is not statically checked, and its verdict says so.
 """
 
 import ast
@@ -44,10 +58,13 @@ import builtins
 import copy
 import hashlib
 import json
+import os
 import re
 import signal
 import symtable
 import sys
+import tempfile
+import time
 import types
 
 OUTCOMES = (
@@ -70,7 +87,7 @@ class TurbulenceVerdict(Exception):
 
 
 class CallTimeout(BaseException):
-    """The per-call time limit; a BaseException so that `except Exception` in an answer cannot swallow it."""
+    """An allowance ran out; a BaseException so that `except Exception` in an answer cannot swallow it."""
 
 
 def one_line(detail):
@@ -174,13 +191,50 @@ def is_definition(table, symbol):
     return any(child.get_name() == symbol.get_name() for child in table.get_children())
 
 
-def check_static(code):
+def pylint_errors(code, seconds):
+    """Pylint's error-category messages on the answer, as `E0601 used-before-assignment
+    (line 2): ...` lines; None where Pylint is not installed."""
+    try:
+        from pylint.lint import Run
+        from pylint.reporters import CollectingReporter
+    except ImportError:
+        return None
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "generated_answer.py")
+    rcfile = os.path.join(folder, "pylintrc")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(code)
+    with open(rcfile, "w", encoding="utf-8") as file:
+        file.write("[MAIN]\n")
+    reporter = CollectingReporter()
+    arguments = [path, "--errors-only", "--persistent=n", "--score=n", "--jobs=1", f"--rcfile={rcfile}"]
+    limited(seconds, lambda: Run(arguments, reporter=reporter, exit=False))
+    return [f"{m.msg_id} {m.symbol} (line {m.line}): {m.msg}" for m in reporter.messages if m.msg_id.startswith("E")]
+
+
+def check_static(code, job):
+    """Ends the judging with a static type error, or returns a note on how the check went."""
+    if job.get("static_check", "pylint") == "pylint":
+        try:
+            errors = pylint_errors(code, job.get("static_seconds", 20.0))
+        except CallTimeout:
+            return f"not statically checked: Pylint ran past {job.get('static_seconds', 20.0)} s"
+        except Exception as error:  # Pylint itself failed on this answer
+            return f"not statically checked: Pylint failed ({type(error).__name__})"
+        if errors is not None:
+            if errors:
+                verdict("static-type-error", "Pylint " + "; ".join(errors))
+            return ""
+        fallback = "symtable fallback (Pylint is not installed in the sandbox's Python)"
+    else:
+        fallback = "symtable fallback (asked for)"
     try:
         missing = undefined_names(code)
     except (SyntaxError, ValueError):
-        return
+        return fallback
     if missing:
-        verdict("static-type-error", f"undefined name(s): {', '.join(missing)}")
+        verdict("static-type-error", f"{fallback}: undefined name(s): {', '.join(missing)}")
+    return fallback
 
 
 # ---- running with limits ----------------------------------------------------
@@ -199,20 +253,38 @@ def limited(seconds, function, *args):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def failure_of(error):
+class Allowance:
+    """Seconds of wall-clock time that every call made through it spends."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.left = seconds
+
+    def call(self, function, *args):
+        if self.left <= 0:
+            raise CallTimeout()
+        start = time.monotonic()
+        try:
+            return limited(self.left, function, *args)
+        finally:
+            self.left -= time.monotonic() - start
+
+
+def failure_of(error, allowance):
     """The outcome of an exception the answer raised."""
-    if isinstance(error, (CallTimeout, MemoryError, RecursionError)):
-        kind = "time limit" if isinstance(error, CallTimeout) else type(error).__name__
-        return "resource-exhaustion", kind
+    if isinstance(error, CallTimeout):
+        return "resource-exhaustion", f"the answer ran past its {allowance.seconds:g} s"
+    if isinstance(error, (MemoryError, RecursionError)):
+        return "resource-exhaustion", type(error).__name__
     return "runtime-error", f"{type(error).__name__}: {error}"
 
 
-def load_answer(compiled, name, seconds):
+def load_answer(compiled, name, allowance):
     namespace = {"__name__": "generated_answer", "__builtins__": builtins}
     try:
-        limited(seconds, exec, compiled, namespace)
+        allowance.call(exec, compiled, namespace)
     except BaseException as error:  # the answer's import-time code failed
-        verdict(*failure_of(error))
+        verdict(*failure_of(error, allowance))
     function = namespace.get(name)
     if not callable(function):
         verdict("wrong-function-name", f"`{name}` is not a function after the answer ran")
@@ -265,7 +337,7 @@ def equal(same, got, want):
 # ---- the fixed tests (upstream oracles) --------------------------------------
 
 
-def run_tests(tests, name, function, seconds, collection_error_passes):
+def run_tests(tests, name, function, allowance, collection_error_passes):
     """Calls each `test_*` of the instantiated test file with the answer in scope."""
     body = "\n".join(line for line in tests.splitlines() if not re.match(r"\s*from\s+\S+\s+import\s+" + re.escape(name) + r"\s*$", line))
     try:
@@ -278,11 +350,11 @@ def run_tests(tests, name, function, seconds, collection_error_passes):
     exec(compiled, namespace)
     for test_name in sorted(k for k, v in namespace.items() if k.startswith("test") and callable(v)):
         try:
-            limited(seconds, namespace[test_name])
+            allowance.call(namespace[test_name])
         except AssertionError as error:
             verdict("assertion-error", f"{test_name}: {error}")
         except BaseException as error:
-            outcome, detail = failure_of(error)
+            outcome, detail = failure_of(error, allowance)
             verdict(outcome, f"{test_name}: {detail}")
     return ""
 
@@ -327,27 +399,31 @@ def spread(value, arity):
     return tuple(value) if arity != 1 and isinstance(value, (tuple, list)) else (value,)
 
 
-def fuzz(oracle, function, count, seconds):
-    """Compares the answer with the model solution on inputs 0..count-1.
+def fuzz(oracle, function, job, answer_allowance):
+    """Compares the answer with the model solution on inputs 0..fuzz-1.
 
     The first failing input decides the outcome; later inputs still run
     (except after resource exhaustion) so that the fingerprint, a digest of
-    every result, lets rounds that behave alike be recognised.
+    every result, lets rounds that behave alike be recognised. Inputs on
+    which the solution fails, or that its allowance leaves unanswered, are
+    skipped; an answer compared on fewer than `min_compared` is unavailable.
     Returns (skipped inputs, fingerprint).
     """
+    count = job["fuzz"]
+    solution_allowance = Allowance(job.get("solution_seconds", 30.0))
     skipped, first, digest = 0, None, hashlib.sha256()
     for seed in range(count):
         arguments = tuple(oracle["inputs"](seed))
         try:
-            want = limited(seconds * 4, oracle["solution"], *copy.deepcopy(arguments))
+            want = solution_allowance.call(oracle["solution"], *copy.deepcopy(arguments))
         except BaseException:
             skipped += 1
             continue
         shown = short(arguments)
         try:
-            got = limited(seconds, function, *copy.deepcopy(arguments))
+            got = answer_allowance.call(function, *copy.deepcopy(arguments))
         except BaseException as error:
-            outcome, detail = failure_of(error)
+            outcome, detail = failure_of(error, answer_allowance)
             digest.update(f"{seed}:raised {type(error).__name__}\n".encode())
             first = first or (outcome, f"input {seed}: {detail}; arguments {shown}")
             if outcome == "resource-exhaustion":
@@ -364,6 +440,13 @@ def fuzz(oracle, function, count, seconds):
     fingerprint = "fuzz:" + digest.hexdigest()[:16]
     if first:
         verdict(*first, fingerprint)
+    compared, needed = count - skipped, job.get("min_compared", 0)
+    if compared < needed:
+        verdict(
+            "unavailable",
+            f"compared on {compared} of {count} fuzz inputs, fewer than the {needed} needed: the model solution failed or ran out of time on {skipped}",
+            fingerprint,
+        )
     return skipped, fingerprint
 
 
@@ -388,16 +471,16 @@ def run_job(text):
         oracle = upstream_oracle(job) if job.get("solution") is not None else own_oracle(job)
     except BaseException as error:
         verdict("unavailable", f"the oracle cannot run here: {type(error).__name__}: {error}")
-    code, name, seconds = job["answer"], job["function"], job["call_seconds"]
+    code, name = job["answer"], job["function"]
     compiled = check_shape(code, name, oracle["arity"], job.get("variadic", False))
-    check_static(code)
-    _, function = load_answer(compiled, name, seconds)
-    notes = []
+    notes = [note for note in [check_static(code, job)] if note]
+    answer_allowance = Allowance(job["answer_seconds"])
+    _, function = load_answer(compiled, name, answer_allowance)
     if job.get("tests") is not None:
-        note = run_tests(job["tests"], name, function, seconds, job.get("collection_error_passes", True))
+        note = run_tests(job["tests"], name, function, answer_allowance, job.get("collection_error_passes", True))
         if note:
             notes.append(note)
-    skipped, fingerprint = fuzz(oracle, function, job["fuzz"], seconds)
+    skipped, fingerprint = fuzz(oracle, function, job, answer_allowance)
     if skipped:
         notes.append(f"{skipped} inputs skipped: the model solution failed on them")
     sys.stderr.write(f"passed\t{one_line('; '.join(notes))}\t{fingerprint}\n")

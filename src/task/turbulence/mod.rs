@@ -79,8 +79,16 @@ pub struct Options {
     pub instances: Option<u32>,
     /// Fuzz inputs per answer (the paper's v1: 100).
     pub fuzz: u32,
-    /// Seconds each call of the answer may take.
-    pub call_seconds: f64,
+    /// Seconds the answer may run in all: defining it, the fixed tests and
+    /// every fuzz call (the harness's per-answer limit, 7 s).
+    pub answer_seconds: f64,
+    /// Seconds the model solution may run in all, never charged to the
+    /// answer; inputs it leaves unanswered are skipped.
+    pub solution_seconds: f64,
+    /// Which static check classifies static type errors.
+    pub static_check: StaticCheck,
+    /// Seconds Pylint may take on one answer.
+    pub static_seconds: f64,
     /// An upstream checkout's oracles instead of codecal's own.
     pub upstream: Option<PathBuf>,
     /// Upstream test files that do not compile pass, as the harness lets them.
@@ -94,10 +102,75 @@ impl Default for Options {
             questions: Vec::new(),
             instances: None,
             fuzz: 100,
-            call_seconds: 1.0,
+            answer_seconds: 7.0,
+            solution_seconds: 30.0,
+            static_check: StaticCheck::Pylint,
+            static_seconds: 20.0,
             upstream: None,
             collection_errors_pass: true,
         }
+    }
+}
+
+impl Options {
+    /// Fuzz inputs an answer must be compared on to pass: half of them.
+    /// Fewer (the model solution failed or ran out of time on the rest)
+    /// make the answer unavailable, not passed.
+    pub fn min_compared(&self) -> u32 {
+        self.fuzz.div_ceil(2)
+    }
+
+    /// A wall-clock limit for the whole judging program that the limits
+    /// inside it (Pylint's, the answer's, the solution's) reach first, with
+    /// room for the interpreter's start.
+    pub fn wall_seconds(&self) -> f64 {
+        let static_seconds = match self.static_check {
+            StaticCheck::Pylint => self.static_seconds + 5.0,
+            StaticCheck::Symtable => 0.0,
+        };
+        self.answer_seconds + self.solution_seconds + static_seconds + 5.0
+    }
+}
+
+/// How the judge finds static type errors (Table II's fifth row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StaticCheck {
+    /// Pylint's error-category messages, as the paper (falls back to
+    /// `symtable`, saying so, where the sandbox's Python has no Pylint).
+    #[default]
+    Pylint,
+    /// Python's `symtable`: undefined names only.
+    Symtable,
+}
+
+impl StaticCheck {
+    pub fn name(self) -> &'static str {
+        match self {
+            StaticCheck::Pylint => "pylint",
+            StaticCheck::Symtable => "symtable",
+        }
+    }
+}
+
+/// What to say before judging when the static check asked for is not the
+/// one that will run: the sandbox's Python has no Pylint (the judge falls
+/// back to `symtable`) or not the pinned one.
+pub fn static_check_warning(check: StaticCheck) -> Option<String> {
+    if check != StaticCheck::Pylint {
+        return None;
+    }
+    match crate::sandbox::pylint_version() {
+        None => Some(
+            "the sandbox's Python has no Pylint: Turbulence's static check falls back to \
+             symtable (undefined names only); `codecal setup` installs Pylint"
+                .into(),
+        ),
+        Some(version) if version != crate::sandbox::PYLINT_VERSION => Some(format!(
+            "the sandbox's Python has Pylint {version}, not the pinned {}",
+            crate::sandbox::PYLINT_VERSION
+        )),
+        Some(_) => None,
     }
 }
 
@@ -196,7 +269,11 @@ fn job(
         "function": instance.function_name,
         "params": instance.params,
         "fuzz": options.fuzz,
-        "call_seconds": options.call_seconds,
+        "min_compared": options.min_compared(),
+        "answer_seconds": options.answer_seconds,
+        "solution_seconds": options.solution_seconds,
+        "static_check": options.static_check.name(),
+        "static_seconds": options.static_seconds,
         "variadic": instance.question == VARIADIC,
         "collection_error_passes": options.collection_errors_pass,
     });
