@@ -48,6 +48,11 @@ pub struct RetrieveArgs {
     /// estimated tokens (characters / 4); the query is never dropped.
     #[arg(long)]
     max_prompt_tokens: Option<usize>,
+    /// Follow each exemplar's and the query's code with ASAP's facts
+    /// (seed 001, Table V): repository, path, identifiers tagged with kind
+    /// and scope, and data flow (Java and Python, by tree-sitter).
+    #[arg(long)]
+    asap: bool,
     /// Make a malformed input line an error instead of skipping it.
     #[arg(long)]
     strict: bool,
@@ -102,6 +107,7 @@ pub fn run(args: RetrieveArgs) -> anyhow::Result<()> {
         template: &template,
         style: args.prompt_style,
         budget: args.max_prompt_tokens,
+        asap: args.asap,
     };
     let out = codecal::retrieve::prompts_jsonl(&pool, &queries, &hits, &prompts);
     codecal::artifact::write_atomic(&args.out, out.as_bytes())?;

@@ -184,6 +184,10 @@ pub struct PromptConfig {
     pub style: Option<String>,
     /// Estimated-token budget (characters / 4).
     pub max_prompt_tokens: Option<usize>,
+    /// Summaries: each exemplar's and the query's code followed by ASAP's
+    /// static-analysis facts (seed 001's Table V setting).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub asap: bool,
 }
 
 impl PromptConfig {

@@ -263,6 +263,12 @@ impl RunConfig {
             "above 0 and below 1",
         )?;
         let d = &self.dataset;
+        if self.prompt.asap && self.task()? != TaskKind::Summarize {
+            return Err(key_error(
+                "prompt.asap",
+                "ASAP's facts are for summaries (task = \"summarize\") only",
+            ));
+        }
         if self.task()? != TaskKind::Summarize {
             within(
                 "dataset.timeout_s",

@@ -7,6 +7,8 @@
 //! either one completion string or chat messages. Which exemplars to show is
 //! `retrieve`'s business; sending the prompt is `generate`'s.
 
+pub mod asap;
+
 use serde::{Deserialize, Serialize};
 
 /// The seed's template; `[exemplar]` and `[query]` open the two blocks.

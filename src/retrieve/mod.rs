@@ -144,6 +144,9 @@ pub struct PromptOptions<'a> {
     pub style: PromptStyle,
     /// Estimated-token budget (see `prompt::build`).
     pub budget: Option<usize>,
+    /// Each exemplar's and the query's code followed by ASAP's facts
+    /// (`prompt::asap`): repository, path, tagged identifiers, data flow.
+    pub asap: bool,
 }
 
 /// The prompt of `query` with its exemplars (`hits` into `pool`, best
@@ -155,10 +158,19 @@ pub fn prompt_for<'p>(
     options: &PromptOptions,
 ) -> (crate::prompt::Prompt, Vec<&'p Record>) {
     let exemplars: Vec<&Record> = hits.iter().map(|h| &pool[h.pool_index]).collect();
+    let code_of = |r: &Record| {
+        if options.asap {
+            crate::prompt::asap::augment(&r.code, &r.language, &r.repo, &r.path)
+        } else {
+            r.code.clone()
+        }
+    };
+    let codes: Vec<String> = exemplars.iter().map(|r| code_of(r)).collect();
     let shots: Vec<Shot> = exemplars
         .iter()
-        .map(|r| Shot {
-            code: &r.code,
+        .zip(&codes)
+        .map(|(r, code)| Shot {
+            code,
             reference: &r.reference,
         })
         .collect();
@@ -166,7 +178,7 @@ pub fn prompt_for<'p>(
         options.template,
         options.style,
         &shots,
-        &query.code,
+        &code_of(query),
         options.budget,
     );
     (prompt, exemplars)

@@ -285,6 +285,7 @@ fn prompt_rows(
         template: &template,
         style,
         budget: config.prompt.max_prompt_tokens,
+        asap: config.prompt.asap,
     };
     let hits = rank_bm25(
         pool,

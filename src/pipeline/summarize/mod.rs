@@ -186,6 +186,7 @@ fn prompts(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
                 template: &template,
                 style,
                 budget: config.prompt.max_prompt_tokens,
+                asap: config.prompt.asap,
             };
             out += &crate::retrieve::prompts_jsonl(&pool, &queries, &hits, &options);
         }

@@ -494,7 +494,14 @@ fn write_tables(
     };
     tables.push(Named {
         file: "table3",
-        title: format!("Table III: raw calibration at the {first_point} threshold"),
+        title: format!(
+            "Table III: raw calibration at the {first_point} threshold{}",
+            if config.prompt.asap {
+                ", ASAP + BM25 few-shot prompts"
+            } else {
+                ""
+            }
+        ),
         header: header(&key, &CALIBRATION_HEADER),
         rows: at(&first_point, false)
             .into_iter()
@@ -507,10 +514,16 @@ fn write_tables(
             .as_ref()
             .map(|e| row(c, e, c.report.bucket_collapse))
     };
+    // With ASAP's prompts the rescaled table is the paper's Table V.
+    let (file, name) = if config.prompt.asap {
+        ("table5", "Table V (ASAP + BM25 few-shot prompts)")
+    } else {
+        ("table4", "Table IV")
+    };
     tables.push(Named {
-        file: "table4",
+        file,
         title: format!(
-            "Table IV: {}-rescaled calibration at the {first_point} threshold, {}-fold {} cross-validation",
+            "{name}: {}-rescaled calibration at the {first_point} threshold, {}-fold {} cross-validation",
             config.calibration.method, config.calibration.folds, config.calibration.cv
         ),
         header: header(&key, &CALIBRATION_HEADER),
