@@ -9,14 +9,40 @@
 
 use std::process::{Command, Stdio};
 
+/// Why something the sandbox runs on is not there.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(
+        "{what} not installed; install with your package manager \
+         (Debian/Ubuntu: sudo apt-get install {packages})"
+    )]
+    CannotInstall { what: String, packages: String },
+    #[error("apt-get could not install {packages}; its output is above")]
+    AptFailed { packages: String },
+    #[error("{what} was installed but {check}")]
+    Unusable { what: String, check: String },
+    #[error(
+        "the sandbox's Python has Pylint {found}, not the pinned {pinned}: \
+         Turbulence's static type errors may differ from other machines'"
+    )]
+    OtherPylint { found: String, pinned: &'static str },
+}
+
 /// bubblewrap's version line, installing it first where it is missing and
 /// this process may.
-pub fn ensure_bubblewrap() -> Result<String, String> {
+pub fn ensure_bubblewrap() -> Result<String, InstallError> {
     if let Some(version) = bubblewrap_version() {
         return Ok(version);
     }
     apt_install("bubblewrap", &["bubblewrap"])?;
-    bubblewrap_version().ok_or_else(|| "bubblewrap was installed but `bwrap` does not run".into())
+    bubblewrap_version().ok_or_else(|| unusable("bubblewrap", "`bwrap` does not run"))
+}
+
+fn unusable(what: &str, check: &str) -> InstallError {
+    InstallError::Unusable {
+        what: what.into(),
+        check: check.into(),
+    }
 }
 
 /// The Debian packages of the Python modules REval's ClassEval programs import.
@@ -31,7 +57,7 @@ const REVAL_PACKAGES: [&str; 4] = [
 /// sandbox runs), installing them first where they are missing and this
 /// process may. Without them the REval programs that import them cannot
 /// run, and their questions are judged as runtime errors.
-pub fn ensure_reval_packages() -> Result<(), String> {
+pub fn ensure_reval_packages() -> Result<(), InstallError> {
     if reval_packages_importable() {
         return Ok(());
     }
@@ -39,10 +65,10 @@ pub fn ensure_reval_packages() -> Result<(), String> {
     if reval_packages_importable() {
         Ok(())
     } else {
-        Err(
-            "numpy, gensim, bs4 and lxml were installed but do not import in /usr/bin/python3"
-                .into(),
-        )
+        Err(unusable(
+            "numpy, gensim, bs4 and lxml",
+            "they do not import in /usr/bin/python3",
+        ))
     }
 }
 
@@ -61,22 +87,22 @@ const PYLINT_PACKAGE: &str = "pylint=2.16.2-2";
 /// pinned one first where none is and this process may. Another version
 /// already installed is kept, and named in the error, so that the caller
 /// can say the static check is not the pinned one.
-pub fn ensure_pylint() -> Result<String, String> {
+pub fn ensure_pylint() -> Result<String, InstallError> {
     let found = match pylint_version() {
         Some(version) => version,
         None => {
             apt_install("Pylint for the sandbox's Python", &[PYLINT_PACKAGE])?;
             pylint_version()
-                .ok_or("Pylint was installed but does not import in /usr/bin/python3")?
+                .ok_or_else(|| unusable("Pylint", "it does not import in /usr/bin/python3"))?
         }
     };
     if found == PYLINT_VERSION {
         Ok(found)
     } else {
-        Err(format!(
-            "the sandbox's Python has Pylint {found}, not the pinned {PYLINT_VERSION}: \
-             Turbulence's static type errors may differ from other machines'"
-        ))
+        Err(InstallError::OtherPylint {
+            found,
+            pinned: PYLINT_VERSION,
+        })
     }
 }
 
@@ -96,15 +122,15 @@ pub fn pylint_version() -> Option<String> {
 /// `apt-get install` of `packages` as root, updating the package lists
 /// once if the first try fails (a fresh machine may have none); elsewhere
 /// an error saying what to run.
-fn apt_install(what: &str, packages: &[&str]) -> Result<(), String> {
+fn apt_install(what: &str, packages: &[&str]) -> Result<(), InstallError> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let listed = packages.join(" ");
     if !root || !succeeds(Command::new("apt-get").arg("--version")) {
-        return Err(format!(
-            "{what} not installed; install with your package manager \
-             (Debian/Ubuntu: sudo apt-get install {listed})"
-        ));
+        return Err(InstallError::CannotInstall {
+            what: what.into(),
+            packages: listed,
+        });
     }
     eprintln!("codecal: installing {what} with apt-get (first use)");
     let install = || {
@@ -119,9 +145,7 @@ fn apt_install(what: &str, packages: &[&str]) -> Result<(), String> {
     if install() || (update() && install()) {
         Ok(())
     } else {
-        Err(format!(
-            "apt-get could not install {listed}; its output is above"
-        ))
+        Err(InstallError::AptFailed { packages: listed })
     }
 }
 

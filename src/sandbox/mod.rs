@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 pub use install::{
-    PYLINT_VERSION, ensure_bubblewrap, ensure_pylint, ensure_reval_packages, pylint_version,
-    reval_packages_importable,
+    InstallError, PYLINT_VERSION, ensure_bubblewrap, ensure_pylint, ensure_reval_packages,
+    pylint_version, reval_packages_importable,
 };
 pub use limits::Limits;
 
