@@ -68,14 +68,26 @@ pub const LANGUAGE_MODELS: [LanguageModel; 3] = [
     },
 ];
 
+/// A model name that is not one of [`LANGUAGE_MODELS`].
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown local model {name:?}; known: {known}")]
+pub struct UnknownModel {
+    pub name: String,
+    /// The known names, comma-separated.
+    pub known: String,
+}
+
 /// The local language model called `name`; the error lists the known names.
-pub fn language_model(name: &str) -> Result<&'static LanguageModel, String> {
+pub fn language_model(name: &str) -> Result<&'static LanguageModel, UnknownModel> {
     LANGUAGE_MODELS
         .iter()
         .find(|m| m.name == name)
         .ok_or_else(|| {
             let known: Vec<&str> = LANGUAGE_MODELS.iter().map(|m| m.name).collect();
-            format!("unknown local model {name:?}; known: {}", known.join(", "))
+            UnknownModel {
+                name: name.to_owned(),
+                known: known.join(", "),
+            }
         })
 }
 

@@ -428,7 +428,7 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
         "local" => {
             if let Some(model) = &backend.model {
                 crate::models::language_model(model)
-                    .map_err(|e| key_error(&format!("{key}.model"), e))?;
+                    .map_err(|e| key_error(&format!("{key}.model"), e.to_string()))?;
             }
             if let Some(weights) = &backend.lm_weights {
                 check_weights(&format!("{key}.lm_weights"), weights)?;

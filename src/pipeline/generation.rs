@@ -158,7 +158,8 @@ fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backen
             .model
             .as_deref()
             .unwrap_or(crate::models::DEFAULT_LANGUAGE_MODEL),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     let gguf = home
         .ensure_language_model(model)
         .map_err(|e| e.to_string())?;
