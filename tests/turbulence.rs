@@ -209,6 +209,13 @@ fn each_of_the_ten_outcomes_has_an_answer_that_produces_it() {
     assert_eq!(verdicts[0]["reason"], "failed-test", "{}", verdicts[0]);
 }
 
+/// The verdict's reason is `reason` and its detail holds `detail`.
+fn expect(verdict: &serde_json::Value, reason: &str, detail: &str) {
+    assert_eq!(verdict["reason"], reason, "{verdict}");
+    let text = verdict["detail"].as_str().unwrap();
+    assert!(text.contains(detail), "{detail:?} not in {verdict}");
+}
+
 /// Whether the sandbox's Python has Pylint; without it, the tests of the
 /// Pylint check say why they skip, and fail where the set-up should have
 /// installed it.
@@ -270,19 +277,7 @@ fn pylint_finds_the_papers_static_type_errors_and_symtable_only_one() {
         &file,
         &dir.path().join("symtable.jsonl"),
     );
-    assert_eq!(
-        verdicts[0]["reason"], "static-type-error",
-        "{}",
-        verdicts[0]
-    );
-    assert!(
-        verdicts[0]["detail"]
-            .as_str()
-            .unwrap()
-            .starts_with("symtable fallback"),
-        "{}",
-        verdicts[0]
-    );
+    expect(&verdicts[0], "static-type-error", "symtable fallback");
     assert_eq!(verdicts[1]["reason"], "runtime-error", "{}", verdicts[1]);
     assert!(
         verdicts[1..]
@@ -303,19 +298,7 @@ fn the_answer_has_seven_seconds_in_all() {
     let file = answers_file(dir.path(), &[("Q1/1/1".into(), slow.into())]);
     let symtable = ["--static-check", "symtable"];
     let verdicts = judge(&symtable, &data, &file, &dir.path().join("a.jsonl"));
-    assert_eq!(
-        verdicts[0]["reason"], "resource-exhaustion",
-        "{}",
-        verdicts[0]
-    );
-    assert!(
-        verdicts[0]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("ran past its 7 s"),
-        "{}",
-        verdicts[0]
-    );
+    expect(&verdicts[0], "resource-exhaustion", "ran past its 7 s");
     let mut longer = symtable.to_vec();
     longer.extend(["--answer-seconds", "30"]);
     let verdicts = judge(&longer, &data, &file, &dir.path().join("b.jsonl"));
