@@ -61,7 +61,8 @@ pub fn qwen05_file() -> Option<PathBuf> {
     static FILE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let file = FILE.get_or_init(|| {
         let home = ModelHome::from_env().map_err(|e| e.to_string())?;
-        let model = codecal::models::language_model("qwen2.5-coder-0.5b")?;
+        let model =
+            codecal::models::language_model("qwen2.5-coder-0.5b").map_err(|e| e.to_string())?;
         if std::env::var_os("CODECAL_REQUIRE_MODELS").is_some() {
             return home.ensure_language_model(model).map_err(|e| e.to_string());
         }
