@@ -31,7 +31,10 @@ Pylint reads without running it. Where the sandbox's Python has no Pylint
 fallback is Python's own ``symtable``: a name read in the answer that no
 scope binds and that is no builtin (Pylint's E0602). It catches far less
 (neither ``sum = sum(xs)`` nor calling a non-callable) and its verdicts
-say that they come from the fallback.
+say that they come from the fallback. Pylint runs with one checker of ours
+(E9501, numpy-unexpected-keyword-arg): a keyword that a numpy function's
+documented signature does not take, which Pylint alone misses for numpy's
+compiled functions (the paper's ``numpy.arange(..., axis=0)``).
 
 Time limits, as the harness's: the answer has one allowance of
 ``answer_seconds`` (7 s upstream) for everything it runs (defining it, the
@@ -208,8 +211,159 @@ def pylint_errors(code, seconds):
         file.write("[MAIN]\n")
     reporter = CollectingReporter()
     arguments = [path, "--errors-only", "--persistent=n", "--score=n", "--jobs=1", f"--rcfile={rcfile}"]
+    if install_numpy_plugin():
+        arguments.append(f"--load-plugins={NUMPY_PLUGIN}")
     limited(seconds, lambda: Run(arguments, reporter=reporter, exit=False))
     return [f"{m.msg_id} {m.symbol} (line {m.line}): {m.msg}" for m in reporter.messages if m.msg_id.startswith("E")]
+
+
+# ---- numpy's compiled functions, for Pylint ----------------------------------
+#
+# astroid models few of numpy's compiled functions, so Pylint alone does not
+# see that `np.arange(0, 3, axis=0)` passes a keyword arange does not take:
+# seed 002 §V's own example of a static type error. This Pylint checker reads
+# the signature numpy documents for the function called (`inspect.signature`,
+# else the docstring's head, "arange([start,] stop[, step,], dtype=None, *,
+# like=None)") and reports a keyword that is not in it. It imports numpy,
+# never the answer, and says nothing where the signature is unknown or takes
+# **kwargs.
+
+NUMPY_PLUGIN = "codecal_numpy_signatures"
+IDENTIFIER = re.compile(r"([A-Za-z_]\w*)\s*(?:=|$)")
+
+
+def documented_keywords(function, name):
+    """The keyword names `function` accepts; None when unknown or open-ended."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        parameters = None
+    if parameters is not None and not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    # A compiled function, or a dispatcher's (*args, **kwargs): its docstring.
+    doc = (getattr(function, "__doc__", None) or "").lstrip()
+    if not doc.startswith(name + "("):
+        return None
+    inner = parenthesised(doc[len(name) :])
+    if inner is None:
+        return None
+    keywords = set()
+    for item in split_top_level(inner.replace("[", "").replace("]", "")):
+        item = item.strip()
+        if item.startswith("**"):
+            return None
+        match = IDENTIFIER.match(item)
+        if match and not item.startswith("*"):
+            keywords.add(match.group(1))
+    return keywords
+
+
+def parenthesised(text):
+    """What the parentheses opening `text` hold, or None when they never close."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return text[1:index]
+    return None
+
+
+def split_top_level(text):
+    items, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:index])
+            start = index + 1
+    items.append(text[start:])
+    return items
+
+
+def numpy_aliases(module):
+    """Names the answer binds to numpy or to something in it, with their dotted paths."""
+    from astroid import nodes
+
+    aliases = {}
+    for node in module.nodes_of_class((nodes.Import, nodes.ImportFrom)):
+        if isinstance(node, nodes.Import):
+            for name, alias in node.names:
+                if name == "numpy" or name.startswith("numpy."):
+                    aliases[alias or "numpy"] = name.split(".") if alias else ["numpy"]
+        elif node.modname == "numpy" or node.modname.startswith("numpy."):
+            for name, alias in node.names:
+                if name != "*":
+                    aliases[alias or name] = node.modname.split(".") + [name]
+    return aliases
+
+
+def dotted(expression):
+    from astroid import nodes
+
+    if isinstance(expression, nodes.Name):
+        return [expression.name]
+    if isinstance(expression, nodes.Attribute):
+        head = dotted(expression.expr)
+        return head + [expression.attrname] if head else None
+    return None
+
+
+def numpy_object(path):
+    try:
+        import importlib
+
+        value = importlib.import_module(path[0])
+        for part in path[1:]:
+            value = getattr(value, part)
+    except (ImportError, AttributeError):
+        return None
+    return value
+
+
+def install_numpy_plugin():
+    """Makes the checker loadable by name; False where Pylint's API is not the expected one."""
+    try:
+        from pylint.checkers import BaseChecker
+    except ImportError:
+        return False
+
+    class NumpySignatureChecker(BaseChecker):
+        name = "codecal-numpy-signatures"
+        msgs = {
+            "E9501": (
+                "Unexpected keyword argument %r in %s call (numpy documents %s)",
+                "numpy-unexpected-keyword-arg",
+                "A keyword argument that the numpy function's documented signature does not take.",
+            )
+        }
+
+        def visit_module(self, node):
+            self.aliases = numpy_aliases(node)
+
+        def visit_call(self, node):
+            path = dotted(node.func)
+            if not path or path[0] not in getattr(self, "aliases", {}):
+                return
+            given = [keyword.arg for keyword in node.keywords or [] if keyword.arg is not None]
+            if not given:
+                return
+            target = self.aliases[path[0]] + path[1:]
+            function = numpy_object(target)
+            if function is None or isinstance(function, type) or not callable(function):
+                return
+            accepted = documented_keywords(function, target[-1])
+            if accepted is None:
+                return
+            for keyword in given:
+                if keyword not in accepted:
+                    shown = ", ".join(sorted(accepted)) or "no keywords"
+                    self.add_message("numpy-unexpected-keyword-arg", node=node, args=(keyword, ".".join(target), shown))
+
+    module = types.ModuleType(NUMPY_PLUGIN)
+    module.register = lambda linter: linter.register_checker(NumpySignatureChecker(linter))
+    sys.modules[NUMPY_PLUGIN] = module
+    return True
 
 
 def check_static(code, job):
