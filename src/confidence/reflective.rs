@@ -388,11 +388,13 @@ pub fn p_true(tokens: &[Token]) -> (f64, f64) {
 /// The template asks for the answer, then a line "Confidence: N%". The
 /// answer is every line before the last line that names a confidence and
 /// holds a probability, so an answer of several lines (REval's questions
-/// with more than one `??`) stays whole; without such a line, the answer is
-/// the first line and the confidence the first probability after it.
+/// with more than one `??`) stays whole. A reply that is only that line
+/// (small models skip the answer) has an empty answer, which is wrong, and
+/// its confidence counts. Without such a line, the answer is the first line
+/// and the confidence the first probability after it.
 pub fn split_intrinsic(reply: &str) -> (String, Option<f64>) {
     let lines: Vec<&str> = reply.lines().collect();
-    let stated = (1..lines.len()).rev().find_map(|k| {
+    let stated = (0..lines.len()).rev().find_map(|k| {
         let line = lines[k];
         let names = line.to_ascii_lowercase().contains("confiden");
         names
@@ -464,6 +466,17 @@ mod tests {
         // No confidence line: the first line is the answer, as before.
         assert_eq!(split_intrinsic("42\n75%"), ("42".to_owned(), Some(0.75)));
         assert_eq!(split_intrinsic("'abc'"), ("'abc'".to_owned(), None));
+        // Only the confidence line (Qwen2.5-Coder-0.5B's usual reply on
+        // CRUXEval-O): no answer, and the confidence counts. Before, the
+        // line was taken for the answer and the confidence was missing.
+        assert_eq!(
+            split_intrinsic("Confidence: 80%"),
+            (String::new(), Some(0.8))
+        );
+        assert_eq!(
+            split_intrinsic("\nConfidence: 90%\n"),
+            (String::new(), Some(0.9))
+        );
         // A confidence line with no number is no confidence line.
         assert_eq!(
             split_intrinsic("a\nb\nConfidence: high"),
