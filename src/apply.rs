@@ -145,13 +145,33 @@ pub fn decide_rows(
         None => None,
     };
     let features = feature_cells(calibrator, table)?;
+    Ok(decide_items(
+        calibrator,
+        confidences,
+        groups.as_deref(),
+        features.as_deref(),
+        target,
+    )?)
+}
+
+/// Each item's calibrated confidence and decision, under its group's own
+/// cutoffs where the calibrator has them (`groups`, one per item) and its
+/// group features where it multicalibrates (`features`, one column per
+/// feature in the calibrator's order). The lengths are the caller's to check.
+pub fn decide_items(
+    calibrator: &Calibrator,
+    confidences: &[f64],
+    groups: Option<&[String]>,
+    features: Option<&[Vec<String>]>,
+    target: Option<f64>,
+) -> Result<Vec<Applied>, CalibratorError> {
     confidences
         .iter()
         .enumerate()
         .map(|(row, &p)| {
-            let group = groups.as_ref().map(|g| g[row].as_str());
+            let group = groups.map(|g| g[row].as_str());
             let (accept, reject) = calibrator.cutoffs_for(target, group)?;
-            Ok(match &features {
+            Ok(match features {
                 Some(columns) => {
                     let values: Vec<FeatureValue> = columns
                         .iter()

@@ -17,6 +17,7 @@ pub mod cutoffs;
 pub mod cv;
 pub mod data;
 pub mod decompose;
+pub mod grouped;
 pub mod metrics;
 pub mod monitor;
 pub mod multical;

@@ -10,10 +10,11 @@ use clap::Args;
 
 use codecal::artifact::refuse_unsafe_outputs;
 use codecal::calibrate::calibrator::LabelDefinition;
+use codecal::calibrate::grouped::{GroupColumn, GroupedParams, calibrate_grouped};
 use codecal::calibrate::multical::MulticalibrationParams;
 use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, Calibrator, ColumnSpec, CutoffParams,
-    CvStrategy, LabelSource, Method, Procedure, Provenance, calibrate, choose_cutoffs_by_group,
+    CvStrategy, LabelSource, Method, Procedure, Provenance,
 };
 use codecal::report;
 use codecal::table::{Format, Table};
@@ -204,17 +205,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
         cutoffs: cutoff_params(&args),
         smooth_ece: true,
     };
-    let mut report = calibrate(&data, &options)
+    let grouped = grouped_params(&args, &table)?;
+    let report = calibrate_grouped(&data, &options, &grouped)
         .with_context(|| format!("{}: cannot calibrate", args.input.display()))?;
-    report.subgroups = subgroup_tables(&args, &table, &data, &report, &options)?;
-    if let Some(column) = args
-        .by
-        .first()
-        .filter(|_| !args.target_precision.is_empty())
-    {
-        let labels = group_labels(&table, column)?;
-        choose_cutoffs_by_group(&mut report, &data, &options, column, &labels)?;
-    }
     for warning in &report.warnings {
         eprintln!("codecal: warning: {warning}");
     }
@@ -377,38 +370,34 @@ fn group_labels(table: &Table, name: &str) -> anyhow::Result<Vec<String>> {
         .collect()
 }
 
-/// The `--by` and `--rescale-by` tables.
-fn subgroup_tables(
-    args: &CalibrateArgs,
-    table: &Table,
-    data: &CalibrationData,
-    report: &codecal::calibrate::CalibrationReport,
-    options: &CalibrateOptions,
-) -> anyhow::Result<Vec<codecal::calibrate::subgroups::Subgroups>> {
-    let mut columns = args.by.clone();
-    if let Some(column) = &args.rescale_by
-        && !columns.contains(column)
+/// The `--by` and `--rescale-by` columns, read; with `--target-precision`,
+/// the first `--by` column also gets cutoffs per group, so its groups must
+/// not be empty.
+fn grouped_params(args: &CalibrateArgs, table: &Table) -> anyhow::Result<GroupedParams> {
+    let mut names = args.by.clone();
+    if let Some(name) = &args.rescale_by
+        && !names.contains(name)
     {
-        columns.push(column.clone());
+        names.push(name.clone());
     }
-    let rescaled = report
-        .rescaled
-        .is_some()
-        .then_some(report.out_of_fold_confidence.as_slice());
-    columns
+    let cutoffs_by_first = !args.by.is_empty() && !args.target_precision.is_empty();
+    let by = names
         .iter()
-        .map(|name| {
-            let column = table.column(name)?;
-            let values = column.texts()?;
-            let per_group = (args.rescale_by.as_ref() == Some(name)).then_some(options);
-            Ok(codecal::calibrate::subgroups::subgroups(
-                name,
-                &values,
-                data,
-                rescaled,
-                per_group,
-                options.bins,
-            ))
+        .enumerate()
+        .map(|(index, name)| {
+            let values = match index == 0 && cutoffs_by_first {
+                true => group_labels(table, name)?,
+                false => table.column(name)?.texts()?,
+            };
+            Ok(GroupColumn {
+                name: name.clone(),
+                values,
+            })
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok(GroupedParams {
+        by,
+        rescale_by: args.rescale_by.clone(),
+        cutoffs_by_first,
+    })
 }

@@ -1,0 +1,107 @@
+//! Calibration with its per-group extras, as `codecal calibrate` and the
+//! Python package both ask for it: [`calibrate`](super::calibrate), then a
+//! table of calibration per group for each `--by` column (one rescaler per
+//! group where `--rescale-by` names it), and accept cutoffs per group of the
+//! first column.
+//!
+//! What it is not: where the group columns come from. Reading them from a
+//! table, and refusing an empty group with its line, is the caller's.
+
+use super::subgroups::{Subgroups, subgroups};
+use super::{
+    CalibrateError, CalibrateOptions, CalibrationData, CalibrationReport, calibrate,
+    choose_cutoffs_by_group,
+};
+
+/// One column of group labels, one per item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupColumn {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// Which per-group extras to add to the report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroupedParams {
+    /// Columns to report calibration per group of, in order.
+    pub by: Vec<GroupColumn>,
+    /// The column, among `by`, that also gets one rescaler per group.
+    pub rescale_by: Option<String>,
+    /// Whether the first `by` column's groups get accept cutoffs of their own.
+    pub cutoffs_by_first: bool,
+}
+
+/// Errors of [`calibrate_grouped`].
+#[derive(Debug, thiserror::Error)]
+pub enum GroupedError {
+    #[error(transparent)]
+    Calibrate(#[from] CalibrateError),
+    #[error("group column {name:?} has {got} values for {expected} items")]
+    Length {
+        name: String,
+        got: usize,
+        expected: usize,
+    },
+    #[error("--rescale-by {0:?} is not among the --by columns")]
+    RescaleByUnknown(String),
+}
+
+/// [`calibrate`](super::calibrate) with `params`' per-group tables and cutoffs.
+pub fn calibrate_grouped(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    params: &GroupedParams,
+) -> Result<CalibrationReport, GroupedError> {
+    check(data, params)?;
+    let mut report = calibrate(data, options)?;
+    report.subgroups = group_tables(data, options, params, &report);
+    if let Some(first) = params.by.first().filter(|_| params.cutoffs_by_first) {
+        choose_cutoffs_by_group(&mut report, data, options, &first.name, &first.values)?;
+    }
+    Ok(report)
+}
+
+fn check(data: &CalibrationData, params: &GroupedParams) -> Result<(), GroupedError> {
+    for column in &params.by {
+        if column.values.len() != data.len() {
+            return Err(GroupedError::Length {
+                name: column.name.clone(),
+                got: column.values.len(),
+                expected: data.len(),
+            });
+        }
+    }
+    match &params.rescale_by {
+        Some(name) if !params.by.iter().any(|column| &column.name == name) => {
+            Err(GroupedError::RescaleByUnknown(name.clone()))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn group_tables(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    params: &GroupedParams,
+    report: &CalibrationReport,
+) -> Vec<Subgroups> {
+    let rescaled = report
+        .rescaled
+        .is_some()
+        .then_some(report.out_of_fold_confidence.as_slice());
+    params
+        .by
+        .iter()
+        .map(|column| {
+            let per_group = (params.rescale_by.as_ref() == Some(&column.name)).then_some(options);
+            subgroups(
+                &column.name,
+                &column.values,
+                data,
+                rescaled,
+                per_group,
+                options.bins,
+            )
+        })
+        .collect()
+}
