@@ -426,59 +426,13 @@ fn bootstrap_metrics(options: &CalibrateOptions) -> Result<Vec<&'static str>, Ca
         .collect()
 }
 
-/// Gives the report one set of cutoffs per group of `column` (Mondrian),
-/// chosen with the same procedure on each group's confidences, beside the
-/// pooled ones. `labels` holds each item's group. The confidences are the
-/// raw ones, except where the report is multicalibrated: then they are the
-/// multicalibrated out-of-fold confidences (issue "multicalibration", item
-/// 4), which is what the group patches make of each item, and the report's
-/// cutoffs are marked `out-of-fold`, so that `apply` compares an item's
-/// multicalibrated confidence with them. Items no fold tested are left out.
-pub fn choose_cutoffs_by_group(
-    report: &mut CalibrationReport,
-    data: &CalibrationData,
-    options: &CalibrateOptions,
-    column: &str,
-    labels: &[String],
-) -> Result<(), CalibrateError> {
-    let multicalibrated = report.multicalibration.is_some();
-    let mut confidence = Vec::with_capacity(labels.len());
-    let mut correct = Vec::with_capacity(labels.len());
-    let mut groups = Vec::with_capacity(labels.len());
-    for (i, label) in labels.iter().enumerate() {
-        let p = match multicalibrated {
-            true => report.out_of_fold_confidence[i],
-            false => Some(data.confidence[i]),
-        };
-        if let Some(p) = p {
-            confidence.push(p);
-            correct.push(data.correct[i]);
-            groups.push(label.clone());
-        }
-    }
-    let mut cutoffs = options.cutoffs.with_seed(options.seed).fit_by_group(
-        column,
-        &confidence,
-        &correct,
-        &groups,
-    )?;
-    if multicalibrated {
-        mark_cutoffs(&mut cutoffs, |t| t);
-        report.cutoffs_on = "out-of-fold";
-    } else {
-        mark_calibrated_cutoffs(&mut cutoffs, report.final_fit.as_ref());
-    }
-    report.cutoffs = cutoffs;
-    Ok(())
-}
-
 /// Writes the final rescaler's value at each raw cutoff beside it.
-fn mark_calibrated_cutoffs(cutoffs: &mut Cutoffs, final_fit: Option<&Rescaler>) {
+pub(crate) fn mark_calibrated_cutoffs(cutoffs: &mut Cutoffs, final_fit: Option<&Rescaler>) {
     mark_cutoffs(cutoffs, |t| final_fit.map_or(t, |fit| fit.predict(t)));
 }
 
 /// Sets every cutoff's calibrated value to `calibrated` of its cutoff.
-fn mark_cutoffs(cutoffs: &mut Cutoffs, calibrated: impl Fn(f64) -> f64) {
+pub(crate) fn mark_cutoffs(cutoffs: &mut Cutoffs, calibrated: impl Fn(f64) -> f64) {
     let mark = |c: &mut Cutoff| {
         c.calibrated_cutoff = c.cutoff.map(&calibrated);
     };

@@ -1,5 +1,5 @@
 //! Tables as `codecal run` writes them: a titled grid of cells written as
-//! CSV and LaTeX (and handed to the run's report data for `report.md` and
+//! CSV and LaTeX by `report::table` (and handed to the run's report data for `report.md` and
 //! `report.html`), and the cell format of a number with its bootstrap
 //! interval. Shared by the summarization report and the task
 //! report; what goes in the tables is theirs.
@@ -10,6 +10,7 @@ use super::PipelineError;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::Evaluation;
 use crate::report::run::ReportTable;
+use crate::report::table::{grid_csv, grid_latex};
 
 /// "0.123 [0.100, 0.150]", or "-" where there is no value.
 pub(crate) fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -> String {
@@ -58,11 +59,11 @@ pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<Vec<ReportTable>
         }
         write_atomic(
             &dir.join(format!("tables/{}.csv", table.file)),
-            render_csv(table).as_bytes(),
+            grid_csv(&table.header, &table.rows).as_bytes(),
         )?;
         write_atomic(
             &dir.join(format!("tables/{}.tex", table.file)),
-            render_latex(table).as_bytes(),
+            grid_latex(&table.title, &table.header, &table.rows).as_bytes(),
         )?;
     }
     Ok(tables
@@ -74,43 +75,4 @@ pub(crate) fn write_all(dir: &Path, tables: &[Named]) -> Result<Vec<ReportTable>
             rows: t.rows.clone(),
         })
         .collect())
-}
-
-fn render_csv(table: &Named) -> String {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let _ = writer.write_record(&table.header);
-    for row in &table.rows {
-        let _ = writer.write_record(row);
-    }
-    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn render_latex(table: &Named) -> String {
-    let escape = |s: &str| {
-        s.replace('_', "\\_")
-            .replace('%', "\\%")
-            .replace('&', "\\&")
-            .replace('‡', "$^\\ddagger$")
-    };
-    let mut out = format!(
-        "% {}\n\\begin{{tabular}}{{{}}}\n\\hline\n{} \\\\\n\\hline\n",
-        table.title,
-        "l".repeat(table.header.len()),
-        table
-            .header
-            .iter()
-            .map(|h| escape(h))
-            .collect::<Vec<_>>()
-            .join(" & ")
-    );
-    for row in &table.rows {
-        out += &format!(
-            "{} \\\\\n",
-            row.iter()
-                .map(|c| escape(c))
-                .collect::<Vec<_>>()
-                .join(" & ")
-        );
-    }
-    out + "\\hline\n\\end{tabular}\n"
 }

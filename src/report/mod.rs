@@ -14,6 +14,7 @@ mod risk_coverage;
 pub mod run;
 mod smooth_reliability;
 mod svg_clean;
+pub mod table;
 mod thresholds;
 
 pub use decisions::decision_markdown;
@@ -311,7 +312,6 @@ pub fn csv(report: &CalibrationReport) -> String {
 /// The same table as a LaTeX `tabular` (booktabs).
 pub fn latex(report: &CalibrationReport) -> String {
     let has_rescaled = report.rescaled.is_some();
-    let escape = |s: &str| s.replace('_', "\\_").replace('%', "\\%");
     let cell = |v: Option<f64>, ci: Option<[f64; 2]>| match (v, ci) {
         (Some(v), Some([lo, hi])) => format!("{v:.3} [{lo:.3}, {hi:.3}]"),
         (Some(v), None) => format!("{v:.3}"),
@@ -324,7 +324,7 @@ pub fn latex(report: &CalibrationReport) -> String {
         if has_rescaled { " & Rescaled" } else { "" }
     );
     for row in rows(report) {
-        let label = escape(&row_label(report, &row, "$^\\ddagger$"));
+        let label = table::latex_escape(&row_label(report, &row, "‡"));
         out += &format!("{label} & {}", cell(row.raw, row.raw_ci));
         if has_rescaled {
             out += &format!(" & {}", cell(row.rescaled, row.rescaled_ci));

@@ -1,0 +1,66 @@
+//! A grid of text cells (a header and rows) as CSV and as a LaTeX `tabular`,
+//! with the one LaTeX escape every table uses. The run's tables are written
+//! with these; what goes in the cells is the caller's.
+
+/// Text for a LaTeX cell: `_`, `%` and `&` escaped, and the collapse mark
+/// `‡` as a superscript dagger.
+pub fn latex_escape(text: &str) -> String {
+    text.replace('_', "\\_")
+        .replace('%', "\\%")
+        .replace('&', "\\&")
+        .replace('‡', "$^\\ddagger$")
+}
+
+/// The grid as CSV (the `csv` crate's quoting).
+pub fn grid_csv(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    // Writing to memory cannot fail.
+    let _ = writer.write_record(header);
+    for row in rows {
+        let _ = writer.write_record(row);
+    }
+    String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The grid as a LaTeX `tabular`, every column left-aligned, `title` as a
+/// comment above it.
+pub fn grid_latex(title: &str, header: &[String], rows: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| latex_escape(c))
+            .collect::<Vec<_>>()
+            .join(" & ")
+    };
+    let mut out = format!(
+        "% {title}\n\\begin{{tabular}}{{{}}}\n\\hline\n{} \\\\\n\\hline\n",
+        "l".repeat(header.len()),
+        line(header)
+    );
+    for row in rows {
+        out += &format!("{} \\\\\n", line(row));
+    }
+    out + "\\hline\n\\end{tabular}\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_escaped_once_and_quoted_as_csv() {
+        let header = vec!["model".to_owned(), "ECE_raw %".to_owned()];
+        let rows = vec![vec!["a & b".to_owned(), "0.1‡".to_owned()]];
+        assert_eq!(
+            grid_latex("T", &header, &rows),
+            "% T\n\\begin{tabular}{ll}\n\\hline\nmodel & ECE\\_raw \\% \\\\\n\\hline\n\
+             a \\& b & 0.1$^\\ddagger$ \\\\\n\\hline\n\\end{tabular}\n"
+        );
+        assert_eq!(grid_csv(&header, &rows), "model,ECE_raw %\na & b,0.1‡\n");
+        let quoted = vec![vec!["x, y".to_owned(), "say \"hi\"".to_owned()]];
+        assert_eq!(
+            grid_csv(&header, &quoted),
+            "model,ECE_raw %\n\"x, y\",\"say \"\"hi\"\"\"\n"
+        );
+    }
+}
