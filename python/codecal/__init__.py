@@ -66,7 +66,7 @@ def calibrate(
     resamples give 95% intervals (of whole groups with
     `bootstrap_by_group`); accept cutoffs guarantee each `target_precision`
     (default 0.8, 0.9, 0.95) with chance 1 - `delta`; `by` (a dict of
-    columns, or one Series) adds calibration per group, and with
+    columns, a DataFrame, or one Series) adds calibration per group, and with
     `target_precision` cutoffs per group of its first column.
     """
     confidence = confidence_array(confidence)

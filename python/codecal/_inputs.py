@@ -56,9 +56,11 @@ def group_list(values, length, name):
 
 
 def by_columns(by, length):
-    """`by` as (name, labels) pairs: a dict of columns, or one Series or array."""
+    """`by` as (name, labels) pairs: a dict of columns, a DataFrame, or one Series or array."""
     if by is None:
         return []
+    if hasattr(by, "columns"):  # a pandas DataFrame: one group column per column
+        by = {name: by[name] for name in by.columns}
     if isinstance(by, dict):
         return [(str(name), group_list(values, length, f"by[{name!r}]")) for name, values in by.items()]
     name = getattr(by, "name", None) or "by"

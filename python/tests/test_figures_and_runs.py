@@ -55,3 +55,17 @@ def test_load_run_reads_a_pipeline_run():
 def test_load_run_refuses_a_folder_that_is_no_run(tmp_path):
     with pytest.raises(ValueError, match="no manifest.json"):
         codecal.load_run(tmp_path)
+
+
+def test_by_takes_a_dict_a_dataframe_or_a_named_series(items):
+    import pandas as pd
+
+    confidence, correct, repos, languages = items
+    frame = pd.DataFrame({"language": languages, "repo": repos})
+    as_dict = codecal.calibrate(confidence, correct, bootstrap=0, by={"language": languages, "repo": repos})
+    as_frame = codecal.calibrate(confidence, correct, bootstrap=0, by=frame)
+    as_series = codecal.calibrate(confidence, correct, bootstrap=0, by=frame["language"])
+    assert as_dict.report == as_frame.report
+    tables = as_dict.report["subgroups"]
+    assert [t["column"] for t in tables] == ["language", "repo"]
+    assert as_series.report["subgroups"] == tables[:1]
