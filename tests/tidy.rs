@@ -347,17 +347,14 @@ fn each_rule_catches_a_broken_import() {
 /// Files longer than [`MAX_LINES`] when the rule came in, with their length
 /// then: each may shrink, none may grow, and no other file may pass the
 /// limit. Splitting them is "The house" issue's; the list only gets shorter.
-const LONG_FILES: [(&str, usize); 10] = [
+const LONG_FILES: [(&str, usize); 7] = [
     ("src/generate/local/packed.rs", 926),
     ("src/pipeline/tasks/report.rs", 836),
     ("src/pipeline/summarize/report.rs", 787),
     ("src/generate/openai.rs", 737),
     ("src/generate/local/llama.rs", 729),
     ("src/calibrate/calibrator.rs", 713),
-    ("src/calibrate/mod.rs", 636),
-    ("src/calibrate/rescale/logistic.rs", 621),
     ("src/generate/local/kquant_int8.rs", 617),
-    ("src/pipeline/tasks/turbulence.rs", 609),
 ];
 
 /// The most lines a source file may have.
@@ -441,13 +438,13 @@ fn the_source_keeps_the_rules_about_its_own_code() {
 #[test]
 fn each_rule_about_a_files_own_code_catches_a_break() {
     let long = "fn f() {}\n".repeat(MAX_LINES + 1);
-    let grown = "fn f() {}\n".repeat(610);
+    let grown = "fn f() {}\n".repeat(620);
     let cases = [
         ("src/score/bleu.rs", long.as_str(), "over 600 lines"),
         (
-            "src/pipeline/tasks/turbulence.rs",
+            "src/generate/local/kquant_int8.rs",
             grown.as_str(),
-            "may not grow past 609",
+            "may not grow past 617",
         ),
         (
             "src/score/bleu.rs",
