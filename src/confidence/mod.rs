@@ -15,6 +15,19 @@ pub mod reflective;
 
 use crate::generate::Token;
 
+/// A digest of the code that turns a reply into a row's measures and
+/// parsed answers: a generation stage whose rows were made by other code is
+/// re-made (from the response cache), so a resumed run never keeps rows
+/// parsed by an older rule.
+pub fn measures_fingerprint() -> String {
+    let sources = concat!(
+        include_str!("mod.rs"),
+        include_str!("reflective.rs"),
+        include_str!("length.rs"),
+    );
+    crate::digest::sha256_hex(sources.as_bytes())
+}
+
 /// The names of the intrinsic measures, in output order.
 pub const TOKEN_MEASURES: [&str; 5] = [
     "average_token_probability",

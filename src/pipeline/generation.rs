@@ -85,6 +85,7 @@ pub(crate) fn generations(
         books.file_hash("prompts.jsonl")?,
         section(backend_config),
         section(&config.generation),
+        crate::confidence::measures_fingerprint(),
     ];
     inputs.extend(Measure::ALL.iter().map(|m| templates.hash(*m).to_owned()));
     let rows = read_prompts(&books.dir.join("prompts.jsonl")).map_err(|e| failed("generate", e))?;
