@@ -46,6 +46,11 @@ enum Command {
     /// labels, calibration, report) from a TOML config, resumably; with no
     /// --config, the embedded default on the local Python standard library.
     Run(commands::run::RunArgs),
+    /// Join the shards of one run (`run --shard i/n`, any machines, any
+    /// order) into the run directory the run writes in one piece, then
+    /// calibrate and report there; refuses a gap, an overlap or a shard of
+    /// another config, naming it.
+    Merge(commands::merge::MergeArgs),
     /// Judge answers to HumanEval, MBPP or CRUXEval problems by running
     /// them, sandboxed, against the dataset's tests; one verdict per answer.
     Judge(commands::judge::JudgeArgs),
@@ -183,6 +188,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Corpus(command) => commands::corpus::run(command),
         Command::Generate(args) => commands::generate::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Judge(args) => commands::judge::run(args),
         Command::Summarize(args) => commands::summarize::run(args),
         Command::Setup(args) => commands::setup::run(args),

@@ -36,8 +36,10 @@ pub struct GenerateArgs {
     #[arg(long)]
     model: Option<String>,
     /// The server's base URL up to the API version, e.g. http://127.0.0.1:8000/v1 (openai).
+    /// Repeat it for a pool of servers of one model: each request goes to the
+    /// least busy, and one that fails is benched and its requests go to the others.
     #[arg(long)]
-    base_url: Option<String>,
+    base_url: Vec<String>,
     /// Name of the environment variable that holds the API key (openai).
     #[arg(long)]
     api_key_env: Option<String>,
@@ -159,6 +161,16 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         text.push('\n');
     }
     codecal::artifact::write_atomic(&args.out, text.as_bytes())?;
+    for endpoint in backend.endpoint_records() {
+        eprintln!(
+            "codecal: {}: {} served, {} failed, benched {} times ({})",
+            endpoint.base_url,
+            endpoint.served,
+            endpoint.failures,
+            endpoint.benched,
+            endpoint.server
+        );
+    }
     eprintln!(
         "codecal: {} prompts ({} from the cache) in {:.1} s -> {}",
         out.len(),
@@ -188,7 +200,10 @@ fn params(args: &GenerateArgs) -> Params {
 fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Backend>> {
     let kind = match args.backend {
         BackendKind::Openai => {
-            anyhow::ensure!(args.base_url.is_some(), "--backend openai needs --base-url");
+            anyhow::ensure!(
+                !args.base_url.is_empty(),
+                "--backend openai needs --base-url"
+            );
             anyhow::ensure!(
                 args.parallel.is_none(),
                 "--parallel is for --backend local (a server's requests in flight are --concurrency)"
@@ -204,10 +219,33 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
             "local"
         }
     };
-    let config = BackendConfig {
+    anyhow::ensure!(
+        kind == "openai" || args.base_url.is_empty(),
+        "--base-url is for --backend openai"
+    );
+    let urls: Vec<Option<String>> = match args.base_url.as_slice() {
+        [] => vec![None],
+        urls => urls.iter().cloned().map(Some).collect(),
+    };
+    let pool = (urls.len() > 1).then(|| "generate".to_owned());
+    let configs: Vec<BackendConfig> = urls
+        .into_iter()
+        .map(|base_url| backend_config(args, kind, base_url, pool.clone()))
+        .collect();
+    let members: Vec<&BackendConfig> = configs.iter().collect();
+    codecal::pipeline::open_backends(&members, home).map_err(anyhow::Error::msg)
+}
+
+fn backend_config(
+    args: &GenerateArgs,
+    kind: &str,
+    base_url: Option<String>,
+    pool: Option<String>,
+) -> BackendConfig {
+    BackendConfig {
         kind: kind.to_owned(),
         model: args.model.clone(),
-        base_url: args.base_url.clone(),
+        base_url,
         api_key_env: args.api_key_env.clone(),
         concurrency: args.concurrency,
         timeout_s: args.timeout,
@@ -218,8 +256,8 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
         parallel: args.parallel,
         require_logprobs: !args.allow_missing_logprobs,
         extra: args.extra_body.clone().unwrap_or_default(),
-    };
-    codecal::pipeline::open_backend(&config, home).map_err(anyhow::Error::msg)
+        pool,
+    }
 }
 
 #[cfg(feature = "local")]

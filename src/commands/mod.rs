@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod corpus;
 pub mod generate;
 pub mod judge;
+pub mod merge;
 pub mod monitor;
 pub mod progress;
 pub mod report;

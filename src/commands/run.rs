@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 
-use codecal::pipeline::{Existing, Progress, RunConfig};
+use codecal::pipeline::{Existing, Progress, RunConfig, Shard};
 
 use super::progress::StageProgress;
 
@@ -26,6 +26,15 @@ pub struct RunArgs {
     /// Put the run directory here instead of the config's runs_dir/name.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Run only shard I of N (I from 0): generation, scoring and judging on
+    /// the items whose id hashes to I mod N, and no calibration; `codecal
+    /// merge` joins the N shard directories.
+    #[arg(long, value_name = "I/N", value_parser = shard)]
+    shard: Option<Shard>,
+}
+
+fn shard(text: &str) -> Result<Shard, String> {
+    Shard::parse(text).map_err(|e| e.to_string())
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -45,8 +54,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         (_, true) => Existing::Fresh,
         _ => Existing::Refuse,
     };
+    let summary = match args.shard {
+        Some(shard) => codecal::pipeline::run_shard(&config, shard, existing, &stage_printer())?,
+        None => codecal::pipeline::run(&config, existing, &stage_printer())?,
+    };
+    let total: f64 = summary.stages.iter().map(|s| s.seconds).sum();
+    eprintln!(
+        "codecal: run finished in {total:.1} s: {}",
+        summary.report.display()
+    );
+    if args.shard.is_none() {
+        print!("{}", std::fs::read_to_string(&summary.report)?);
+    }
+    Ok(())
+}
+
+/// One progress bar per stage, and a line when it ends.
+pub fn stage_printer() -> impl Fn(Progress) + Sync {
     let current: Mutex<Option<StageProgress>> = Mutex::new(None);
-    let on_progress = |event: Progress| {
+    move |event: Progress| {
         let mut current = current.lock().unwrap_or_else(|p| p.into_inner());
         match event {
             Progress::Start { stage, steps } => *current = Some(StageProgress::new(stage, steps)),
@@ -71,14 +97,5 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
             }
             Progress::Warning(text) => eprintln!("codecal: warning: {text}"),
         }
-    };
-    let summary = codecal::pipeline::run(&config, existing, &on_progress)?;
-    let total: f64 = summary.stages.iter().map(|s| s.seconds).sum();
-    eprintln!(
-        "codecal: run finished in {total:.1} s: {}",
-        summary.report.display()
-    );
-    let report = std::fs::read_to_string(&summary.report)?;
-    print!("{report}");
-    Ok(())
+    }
 }

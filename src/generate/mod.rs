@@ -14,6 +14,7 @@ pub mod cache;
 #[cfg(feature = "local")]
 pub mod local;
 pub mod openai;
+pub mod pool;
 pub mod stage;
 
 use serde::{Deserialize, Serialize};
@@ -166,6 +167,12 @@ pub enum GenerateError {
     Malformed { url: String, detail: String },
     #[error("{url}: the response has no log-probabilities (does the server support `logprobs`?)")]
     NoLogprobs { url: String },
+    #[error("every endpoint of the pool for {model} failed ({attempts} attempts); last: {last}")]
+    PoolExhausted {
+        model: String,
+        attempts: usize,
+        last: String,
+    },
     #[error("the local model failed: {0}")]
     Local(String),
 }
@@ -179,6 +186,10 @@ pub trait Backend: Send + Sync {
     /// How many prompts may be in flight at once.
     fn concurrency(&self) -> usize {
         1
+    }
+    /// Per-endpoint records, for a backend spread over several endpoints.
+    fn endpoint_records(&self) -> Vec<pool::EndpointRecord> {
+        Vec::new()
     }
 }
 

@@ -237,6 +237,10 @@ pub struct BackendConfig {
     /// `extra = { repeat_penalty = 1.0 }` for llama.cpp's server.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// `openai`: entries with the same pool name (and model) are one
+    /// backend spread over their endpoints (`generate::pool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]

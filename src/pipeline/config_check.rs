@@ -14,8 +14,19 @@ use crate::task::TaskKind;
 use crate::task::datasets::Dataset;
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 impl RunConfig {
-    /// Checks everything that can be checked without running a stage.
+    /// Checks everything that can be checked without running a stage, the
+    /// servers included (each answers; each pool endpoint serves its model).
     pub fn check(&self) -> Result<(), ConfigError> {
+        self.check_with(true)
+    }
+
+    /// [`RunConfig::check`] without asking any server: for a merge, which
+    /// generates nothing and may run where no server can be reached.
+    pub fn check_offline(&self) -> Result<(), ConfigError> {
+        self.check_with(false)
+    }
+
+    fn check_with(&self, servers: bool) -> Result<(), ConfigError> {
         // The run directory is runs_dir/name; `--fresh` may delete it, so
         // the name must never reach outside it or be runs_dir itself.
         let one_component = {
@@ -35,7 +46,7 @@ impl RunConfig {
             ));
         }
         if self.task()? != TaskKind::Summarize {
-            return self.check_task();
+            return self.check_task(servers);
         }
         self.check_corpus()?;
         enum_value::<crate::retrieve::RetrieveMode>("retrieval.mode", &self.retrieval.mode)?;
@@ -50,11 +61,11 @@ impl RunConfig {
             must_exist("prompt.template", template)?;
         }
         self.check_scoring()?;
-        self.check_generation_and_calibration()
+        self.check_generation_and_calibration(servers)
     }
 
     /// The checks every task shares: backends, measures, calibration.
-    fn check_generation_and_calibration(&self) -> Result<(), ConfigError> {
+    fn check_generation_and_calibration(&self, servers: bool) -> Result<(), ConfigError> {
         if self.backends.is_empty() {
             return Err(key_error(
                 "backends",
@@ -62,8 +73,9 @@ impl RunConfig {
             ));
         }
         for (i, backend) in self.backends.iter().enumerate() {
-            check_backend(&format!("backends[{i}]"), backend)?;
+            check_backend(&format!("backends[{i}]"), backend, servers)?;
         }
+        super::generation::check_generators(self)?;
         for name in &self.generation.reflective {
             enum_value::<Measure>("generation.reflective", name)?;
         }
@@ -285,7 +297,7 @@ impl RunConfig {
         Ok(())
     }
 
-    fn check_task(&self) -> Result<(), ConfigError> {
+    fn check_task(&self, servers: bool) -> Result<(), ConfigError> {
         let dataset = self.dataset()?;
         match (&self.dataset.path, dataset) {
             (Some(path), _) => must_exist("dataset.path", path)?,
@@ -314,7 +326,7 @@ impl RunConfig {
         if dataset == Dataset::Turbulence {
             self.check_turbulence()?;
         }
-        self.check_generation_and_calibration()
+        self.check_generation_and_calibration(servers)
     }
 
     fn check_turbulence(&self) -> Result<(), ConfigError> {
@@ -423,7 +435,13 @@ fn must_exist(key: &str, path: &Path) -> Result<(), ConfigError> {
     }
 }
 
-fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> {
+fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<(), ConfigError> {
+    if backend.pool.is_some() && backend.kind != "openai" {
+        return Err(key_error(
+            &format!("{key}.pool"),
+            "is for kind = \"openai\" (endpoints of one served model)",
+        ));
+    }
     match backend.kind.as_str() {
         "local" => {
             if let Some(model) = &backend.model {
@@ -478,6 +496,16 @@ fn check_backend(key: &str, backend: &BackendConfig) -> Result<(), ConfigError> 
                         format!("the variable {var} is not set"),
                     ));
                 }
+            }
+            if !servers {
+                return Ok(());
+            }
+            if backend.pool.is_some() {
+                let config =
+                    super::generation::openai_config(backend).map_err(|e| key_error(key, e))?;
+                return crate::generate::pool::check_endpoint(&config)
+                    .map(|_| ())
+                    .map_err(|e| key_error(&format!("{key}.base_url"), e.to_string()));
             }
             reachable(url).map_err(|why| {
                 key_error(

@@ -1,11 +1,12 @@
 //! What every flow of `codecal run` shares about generation: the stage that
-//! answers a run's prompts with each `[[backends]]` entry, opening that
-//! backend, and the run's decoding parameters. Not what the prompts are
-//! (each flow writes its own `prompts.jsonl`) nor how answers are judged.
+//! answers a run's prompts (a shard's share of them) with each generator (a
+//! `[[backends]]` entry, or the entries of one pool), opening that backend,
+//! and the run's decoding parameters. Not what the prompts are (each flow
+//! writes its own `prompts.jsonl`) nor how answers are judged.
 
 use super::PipelineError;
 use super::artifacts::{failed, section};
-use super::config::{BackendConfig, RunConfig, enum_value};
+use super::config::{BackendConfig, ConfigError, RunConfig, enum_value, key_error};
 use super::{Books, Progress};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, Templates, Wording};
@@ -15,6 +16,97 @@ use crate::generate::stage::StageOptions;
 use crate::generate::{Backend, Params};
 use crate::models::ModelHome;
 use crate::task::TaskKind;
+
+/// What answers a run's prompts once: one `[[backends]]` entry, or every
+/// entry of one pool. Its label names its files; a pool's is its first
+/// entry's, so spreading a model over endpoints changes no file name.
+pub(crate) struct Generator<'a> {
+    pub label: String,
+    pub members: Vec<&'a BackendConfig>,
+}
+
+/// The run's generators, in the order their first entry appears.
+pub(crate) fn generators(config: &RunConfig) -> Vec<Generator<'_>> {
+    let mut out: Vec<Generator> = Vec::new();
+    for backend in &config.backends {
+        let pooled = backend.pool.as_ref().and_then(|pool| {
+            out.iter()
+                .position(|g| g.members[0].pool.as_ref() == Some(pool))
+        });
+        match pooled {
+            Some(i) => out[i].members.push(backend),
+            None => out.push(Generator {
+                label: backend_label(backend),
+                members: vec![backend],
+            }),
+        }
+    }
+    out
+}
+
+/// What of a backend entry changes the answers, for the generation stage's
+/// inputs: not where the server is, nor how it is asked (URL, key,
+/// concurrency, timeouts, pool), so that a pooled or moved server reuses
+/// the stage.
+fn answer_section(backend: &BackendConfig) -> String {
+    section(&serde_json::json!({
+        "kind": backend.kind,
+        "model": backend.model,
+        "lm_weights": backend.lm_weights,
+        "require_logprobs": backend.require_logprobs,
+        "extra": backend.extra,
+    }))
+}
+
+/// Entries that answer alike must be one pool, and a pool one model with
+/// one request body: otherwise two generators would write the same files.
+pub(crate) fn check_generators(config: &RunConfig) -> Result<(), ConfigError> {
+    let mut seen: Vec<(usize, String)> = Vec::new();
+    for (i, backend) in config.backends.iter().enumerate() {
+        let key = format!("backends[{i}]");
+        let label = super::generation::backend_label(backend);
+        let Some((j, _)) = seen.iter().find(|(_, l)| *l == label) else {
+            seen.push((i, label));
+            continue;
+        };
+        let first = &config.backends[*j];
+        match (&first.pool, &backend.pool) {
+            (Some(a), Some(b)) if a == b => {
+                if first.extra != backend.extra {
+                    return Err(key_error(
+                        &format!("{key}.extra"),
+                        format!(
+                            "differs from backends[{j}]'s, in the same pool {a:?}: a pool's endpoints must answer alike"
+                        ),
+                    ));
+                }
+            }
+            _ => {
+                return Err(key_error(
+                    &key,
+                    format!(
+                        "answers as backends[{j}] does (same kind and model); to spread one model over both endpoints give both the same pool = \"NAME\""
+                    ),
+                ));
+            }
+        }
+    }
+    for (i, backend) in config.backends.iter().enumerate() {
+        let Some(pool) = &backend.pool else { continue };
+        let other = config.backends[..i]
+            .iter()
+            .position(|b| b.pool.as_ref() == Some(pool) && b.model != backend.model);
+        if let Some(j) = other {
+            return Err(key_error(
+                &format!("backends[{i}].model"),
+                format!(
+                    "differs from backends[{j}]'s, in the same pool {pool:?}: a pool serves one model"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// A file-name-safe name for a backend and model.
 pub(crate) fn backend_label(backend: &BackendConfig) -> String {
@@ -64,11 +156,11 @@ pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineEr
 
 pub(crate) fn generations(
     config: &RunConfig,
-    backend_config: &BackendConfig,
-    label: &str,
+    generator: &Generator,
     home: &ModelHome,
     books: &mut Books,
 ) -> Result<(), PipelineError> {
+    let label = generator.label.as_str();
     let wording = match config.task()? {
         TaskKind::Summarize => Wording::Summary,
         _ => Wording::Code,
@@ -83,23 +175,30 @@ pub(crate) fn generations(
         .collect::<Result<_, _>>()?;
     let mut inputs = vec![
         books.file_hash("prompts.jsonl")?,
-        section(backend_config),
+        answer_section(generator.members[0]),
         section(&config.generation),
         crate::confidence::measures_fingerprint(),
     ];
     inputs.extend(Measure::ALL.iter().map(|m| templates.hash(*m).to_owned()));
-    let rows = read_prompts(&books.dir.join("prompts.jsonl")).map_err(|e| failed("generate", e))?;
+    let mut rows =
+        read_prompts(&books.dir.join("prompts.jsonl")).map_err(|e| failed("generate", e))?;
+    if let Some(shard) = books.shard {
+        rows.retain(|row| shard.owns(&row.id));
+        inputs.push(shard.to_string());
+    }
     let samples = config.generation.samples;
     let steps = rows.len() * (1 + usize::from(!reflective.is_empty()) + samples);
     let output = format!("generations/{label}.jsonl");
+    let served = format!("generations/{label}.served.json");
     let on_progress = books.on_progress;
-    books.stage(
+    books.item_stage(
         &format!("generate {label}"),
         &inputs,
-        std::slice::from_ref(&output),
+        &[output.clone(), served.clone()],
         steps as u64,
         |dir| {
-            let backend = open_backend(backend_config, home).map_err(|e| failed("generate", e))?;
+            let backend =
+                open_backends(&generator.members, home).map_err(|e| failed("generate", e))?;
             let cache =
                 Cache::open(&dir.join("cache.sqlite")).map_err(|e| failed("generate", e))?;
             let options = StageOptions {
@@ -110,38 +209,104 @@ pub(crate) fn generations(
                 samples,
                 sample_temperature: config.generation.sample_temperature,
             };
-            let rows =
+            let start = std::time::Instant::now();
+            let mut rows =
                 crate::generate::stage::run(backend.as_ref(), &cache, &rows, &options, &|| {
                     on_progress(Progress::Step)
                 })
                 .map_err(|e| failed("generate", e))?;
+            let record = served_record(&mut rows, backend.as_ref(), start.elapsed());
             let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
             create_dir(&dir.join("generations"))?;
             write_atomic(&dir.join(&output), text.as_bytes())?;
+            let record = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
+            write_atomic(&dir.join(&served), record.as_bytes())?;
             Ok(())
         },
     )
+}
+
+/// Takes what differs between two runs of the same answers (seconds, and
+/// whether the cache had them) out of the rows, so that the rows are a
+/// function of the prompts and the model alone, and returns it summed, with
+/// each endpoint's record where the generator is a pool.
+fn served_record(
+    rows: &mut [serde_json::Value],
+    backend: &dyn Backend,
+    elapsed: std::time::Duration,
+) -> serde_json::Value {
+    let (mut answers, mut from_cache, mut backend_seconds) = (0usize, 0usize, 0.0);
+    let mut take = |value: &mut serde_json::Value| {
+        let Some(object) = value.as_object_mut() else {
+            return;
+        };
+        answers += 1;
+        from_cache += usize::from(object.remove("cached") == Some(serde_json::Value::Bool(true)));
+        backend_seconds += object
+            .remove("seconds")
+            .and_then(|s| s.as_f64())
+            .unwrap_or(0.0);
+    };
+    for row in rows.iter_mut() {
+        take(row);
+        for sample in row["samples"].as_array_mut().into_iter().flatten() {
+            take(sample);
+        }
+    }
+    serde_json::json!({
+        "answers": answers,
+        "from_cache": from_cache,
+        "backend_seconds": backend_seconds,
+        "stage_seconds": elapsed.as_secs_f64(),
+        "endpoints": backend.endpoint_records(),
+    })
+}
+
+/// One backend over entries that answer alike: the one entry's own, or a
+/// pool over them (every endpoint asked `/models` first).
+pub fn open_backends(
+    members: &[&BackendConfig],
+    home: &ModelHome,
+) -> Result<Box<dyn Backend>, String> {
+    match members {
+        [] => return Err("no backend".to_owned()),
+        [one] if one.pool.is_none() => return open_backend(one, home),
+        _ => {}
+    }
+    let configs = members
+        .iter()
+        .map(|member| openai_config(member))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pool = crate::generate::pool::PoolBackend::connect(configs).map_err(|e| e.to_string())?;
+    Ok(Box::new(pool))
+}
+
+/// The HTTP client's settings for an `openai` entry.
+pub(crate) fn openai_config(
+    config: &BackendConfig,
+) -> Result<crate::generate::openai::OpenAiConfig, String> {
+    let mut c = crate::generate::openai::OpenAiConfig::new(
+        config.base_url.as_deref().ok_or("no base_url")?,
+        config.model.as_deref().ok_or("no model")?,
+    );
+    c.api_key_env = config.api_key_env.clone();
+    c.concurrency = config.concurrency;
+    c.timeout = std::time::Duration::from_secs_f64(config.timeout_s.max(0.001));
+    c.max_retries = config.max_retries;
+    c.retry_base = std::time::Duration::from_millis(config.retry_base_ms);
+    c.retry_max = std::time::Duration::from_secs_f64(config.max_wait_s.clamp(0.001, 3600.0));
+    c.require_logprobs = config.require_logprobs;
+    c.extra_body = config.extra.clone();
+    Ok(c)
 }
 
 /// A backend as a `[[backends]]` entry describes it.
 pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backend>, String> {
     match config.kind.as_str() {
         "openai" => {
-            use crate::generate::openai::{OpenAiBackend, OpenAiConfig};
-            let mut c = OpenAiConfig::new(
-                config.base_url.as_deref().ok_or("no base_url")?,
-                config.model.as_deref().ok_or("no model")?,
-            );
-            c.api_key_env = config.api_key_env.clone();
-            c.concurrency = config.concurrency;
-            c.timeout = std::time::Duration::from_secs_f64(config.timeout_s.max(0.001));
-            c.max_retries = config.max_retries;
-            c.retry_base = std::time::Duration::from_millis(config.retry_base_ms);
-            c.retry_max =
-                std::time::Duration::from_secs_f64(config.max_wait_s.clamp(0.001, 3600.0));
-            c.require_logprobs = config.require_logprobs;
-            c.extra_body = config.extra.clone();
-            Ok(Box::new(OpenAiBackend::new(c).map_err(|e| e.to_string())?))
+            let backend = crate::generate::openai::OpenAiBackend::new(openai_config(config)?)
+                .map_err(|e| e.to_string())?;
+            Ok(Box::new(backend))
         }
         _ => open_local(config, home),
     }

@@ -18,10 +18,12 @@ pub mod config;
 mod config_check;
 mod embedding;
 mod generation;
+mod merge;
 mod multicalibration;
 mod own_code;
 mod run_report;
 mod sampled;
+pub mod shard;
 mod sources;
 mod summarize;
 mod tables;
@@ -35,10 +37,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, MAX_SAMPLES, RunConfig};
-pub use generation::open_backend;
+pub use generation::{open_backend, open_backends};
+pub use merge::{MergeError, merge};
 pub use own_code::{
     OwnCodeOptions, OwnCodeOutcome, TrustedSummary, default_calibrator, summarize_own_code,
 };
+pub use shard::Shard;
 
 /// The embedded default: the local Python standard library, SmolLM2, MiniLM.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
@@ -85,6 +89,8 @@ pub enum PipelineError {
     Artifact { path: PathBuf, message: String },
     #[error("stage {stage}: {message}")]
     Stage { stage: String, message: String },
+    #[error(transparent)]
+    Merge(#[from] MergeError),
 }
 
 /// One stage's entry in the manifest.
@@ -93,6 +99,10 @@ pub struct StageRecord {
     pub input_hash: String,
     pub outputs: Vec<String>,
     pub seconds: f64,
+    /// Its outputs hold a row per item (a shard's share of the items when
+    /// the run is a shard), so a merge interleaves them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_item: bool,
 }
 
 /// `manifest.json`: what made this run directory.
@@ -128,6 +138,61 @@ pub fn run(
     on_progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<RunSummary, PipelineError> {
     config.check()?;
+    run_in(config, existing, Mode::Whole, on_progress)
+}
+
+/// Runs the expensive stages of `config` (generation, scoring, judging) on
+/// the items `shard` owns, into `runs_dir/name`, and stops before
+/// calibration: the directory is one piece for `merge`. Its `shard.json`,
+/// written last, says which piece and of which config.
+pub fn run_shard(
+    config: &RunConfig,
+    shard: Shard,
+    existing: Existing,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<RunSummary, PipelineError> {
+    config.check()?;
+    let summary = run_in(config, existing, Mode::Shard(shard), on_progress)?;
+    let manifest = read_manifest(&summary.dir.join("manifest.json")).unwrap_or_default();
+    let item_outputs = manifest
+        .stages
+        .values()
+        .filter(|record| record.per_item)
+        .flat_map(|record| record.outputs.iter().cloned())
+        .collect();
+    let ids = shard::prompt_ids(&summary.dir)?;
+    let record = shard::ShardRecord {
+        config_hash: shard::config_hash(config),
+        shard,
+        items: ids.iter().filter(|id| shard.owns(id)).count(),
+        item_outputs,
+    };
+    shard::write_record(&summary.dir, &record)?;
+    Ok(RunSummary {
+        report: summary.dir.join(shard::SHARD_FILE),
+        ..summary
+    })
+}
+
+/// How a run treats its stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every stage, on every item.
+    Whole,
+    /// The per-item stages on one shard's items, and no calibration.
+    Shard(Shard),
+    /// A merged directory: a stage whose outputs are all there already
+    /// (assembled from the shards) is recorded as done without running.
+    Adopt,
+}
+
+/// Runs `config` (already checked) into `runs_dir/name`.
+pub(crate) fn run_in(
+    config: &RunConfig,
+    existing: Existing,
+    mode: Mode,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<RunSummary, PipelineError> {
     let dir = config.runs_dir.join(&config.name);
     let manifest_path = dir.join("manifest.json");
     match (manifest_path.exists(), existing) {
@@ -147,6 +212,11 @@ pub fn run(
         manifest,
         times: Vec::new(),
         on_progress,
+        shard: match mode {
+            Mode::Shard(shard) => Some(shard),
+            _ => None,
+        },
+        adopt: mode == Mode::Adopt,
     };
     books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
     books.manifest.config = serde_json::to_value(config).unwrap_or_default();
@@ -204,6 +274,10 @@ pub(crate) struct Books<'a> {
     pub manifest: Manifest,
     pub times: Vec<StageTime>,
     pub on_progress: &'a (dyn Fn(Progress) + Sync),
+    /// The shard whose items the per-item stages do, if the run is one.
+    pub shard: Option<Shard>,
+    /// A stage not in the manifest whose outputs exist is recorded as done.
+    pub adopt: bool,
 }
 
 impl Books<'_> {
@@ -218,11 +292,39 @@ impl Books<'_> {
         steps: u64,
         build: impl FnOnce(&Path) -> Result<(), PipelineError>,
     ) -> Result<(), PipelineError> {
+        self.run_stage(stage, inputs, outputs, steps, false, build)
+    }
+
+    /// [`Books::stage`] for a stage whose outputs hold a row per item, in the
+    /// prompts' order: in a shard, a row per item the shard owns.
+    pub fn item_stage(
+        &mut self,
+        stage: &str,
+        inputs: &[String],
+        outputs: &[String],
+        steps: u64,
+        build: impl FnOnce(&Path) -> Result<(), PipelineError>,
+    ) -> Result<(), PipelineError> {
+        self.run_stage(stage, inputs, outputs, steps, true, build)
+    }
+
+    fn run_stage(
+        &mut self,
+        stage: &str,
+        inputs: &[String],
+        outputs: &[String],
+        steps: u64,
+        per_item: bool,
+        build: impl FnOnce(&Path) -> Result<(), PipelineError>,
+    ) -> Result<(), PipelineError> {
         let input_hash = hash_strings(inputs);
-        let done = self.manifest.stages.get(stage).is_some_and(|record| {
-            record.input_hash == input_hash && outputs.iter().all(|o| self.dir.join(o).exists())
-        });
-        if done {
+        let present = outputs.iter().all(|o| self.dir.join(o).exists());
+        let recorded = self.manifest.stages.get(stage);
+        let done = recorded.is_some_and(|record| record.input_hash == input_hash && present);
+        if done || (self.adopt && recorded.is_none() && present) {
+            if !done {
+                self.record(stage, input_hash, outputs, 0.0, per_item)?;
+            }
             self.finished(stage, 0.0, true);
             return Ok(());
         }
@@ -230,17 +332,28 @@ impl Books<'_> {
         let start = Instant::now();
         build(&self.dir)?;
         let seconds = start.elapsed().as_secs_f64();
-        self.manifest.stages.insert(
-            stage.to_owned(),
-            StageRecord {
-                input_hash,
-                outputs: outputs.to_vec(),
-                seconds,
-            },
-        );
-        self.save_manifest()?;
+        self.record(stage, input_hash, outputs, seconds, per_item)?;
         self.finished(stage, seconds, false);
         Ok(())
+    }
+
+    /// Enters a finished stage in the manifest and saves it.
+    fn record(
+        &mut self,
+        stage: &str,
+        input_hash: String,
+        outputs: &[String],
+        seconds: f64,
+        per_item: bool,
+    ) -> Result<(), PipelineError> {
+        let record = StageRecord {
+            input_hash,
+            outputs: outputs.to_vec(),
+            seconds,
+            per_item,
+        };
+        self.manifest.stages.insert(stage.to_owned(), record);
+        self.save_manifest()
     }
 
     /// Writes `manifest.json` whole (temporary file, then rename).

@@ -37,11 +37,8 @@ fn run_header(
     data: Vec<String>,
     items: usize,
 ) -> RunHeader {
-    let config_json = serde_json::to_string(config).unwrap_or_default();
-    let mut hashes = vec![(
-        "config".to_owned(),
-        crate::digest::sha256_hex(config_json.as_bytes()),
-    )];
+    // Where the run is written is not what made it.
+    let mut hashes = vec![("config".to_owned(), super::shard::config_hash(config))];
     if let Some(manifest) = read_manifest(&dir.join("manifest.json")) {
         hashes.extend(
             manifest

@@ -373,10 +373,18 @@ pub fn utc_timestamp(seconds: u64) -> String {
 }
 
 /// Now, as [`utc_timestamp`] writes it.
+/// `SOURCE_DATE_EPOCH` (seconds since 1970), where it is set, stands for now,
+/// as in reproducible builds: two runs of one config then write the same
+/// bytes (a merged run and the same run in one piece, for instance).
 pub fn now_utc() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let epoch = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    let seconds = epoch.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
     utc_timestamp(seconds)
 }
 

@@ -68,7 +68,7 @@ pub(super) fn stage(
         ]),
     ];
     let output = format!("agreement/{label}.jsonl");
-    books.stage(
+    books.item_stage(
         &format!("agreement {label}"),
         &inputs,
         std::slice::from_ref(&output),

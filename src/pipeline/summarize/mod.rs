@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::artifacts::{failed, read_jsonl, section, text_field};
 use super::config::{RunConfig, enum_value};
-use super::generation::{backend_label, generations};
+use super::generation::{generations, generators};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
@@ -27,14 +27,17 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
     prompts(config, books)?;
     let home = ModelHome::from_env().map_err(|e| failed("generate", e))?;
     let mut labels = Vec::new();
-    for backend in &config.backends {
-        let label = backend_label(backend);
-        generations(config, backend, &label, &home, books)?;
+    for generator in generators(config) {
+        let label = generator.label.clone();
+        generations(config, &generator, &home, books)?;
         scores(config, &label, &home, books)?;
         if config.generation.samples > 0 {
             agreement::stage(config, &label, &home, books)?;
         }
         labels.push(label);
+    }
+    if books.shard.is_some() {
+        return Ok(());
     }
     let mut inputs = vec![
         super::calibration::REPORT_REVISION.to_string(),
@@ -208,7 +211,7 @@ fn scores(
         config.scoring.device.clone(),
     ];
     let output = format!("scores/{label}.csv");
-    books.stage(
+    books.item_stage(
         &format!("score {label}"),
         &inputs,
         std::slice::from_ref(&output),

@@ -52,7 +52,7 @@ pub(super) fn stage(
         task::judging_rules_fingerprint(),
     ];
     let output = format!("agreement/{label}.jsonl");
-    books.stage(
+    books.item_stage(
         &format!("agreement {label}"),
         &inputs,
         std::slice::from_ref(&output),

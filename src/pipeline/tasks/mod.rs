@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::artifacts::{failed, read_jsonl, text_field};
 use super::config::RunConfig;
-use super::generation::{backend_label, generations};
+use super::generation::{generations, generators};
 use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, split_intrinsic};
@@ -36,14 +36,17 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
     problems(config, dataset, books)?;
     let home = ModelHome::from_env().map_err(|e| failed("generate", e))?;
     let mut labels = Vec::new();
-    for backend in &config.backends {
-        let label = backend_label(backend);
-        generations(config, backend, &label, &home, books)?;
+    for generator in generators(config) {
+        let label = generator.label.clone();
+        generations(config, &generator, &home, books)?;
         verdicts(config, dataset, &label, books)?;
         if config.generation.samples > 0 {
             agreement::stage(config, dataset, &label, books)?;
         }
         labels.push(label);
+    }
+    if books.shard.is_some() {
+        return Ok(());
     }
     let mut inputs = vec![
         super::calibration::REPORT_REVISION.to_string(),
@@ -253,7 +256,7 @@ fn verdicts(
     ];
     let output = format!("verdicts/{label}.jsonl");
     let on_progress = books.on_progress;
-    books.stage(
+    books.item_stage(
         &format!("judge {label}"),
         &inputs,
         std::slice::from_ref(&output),

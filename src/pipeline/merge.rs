@@ -1,0 +1,405 @@
+//! `codecal merge`: joins the shards of one run into the run directory the
+//! run would have written in one piece, then calibrates and reports there.
+//!
+//! The shards must share one config (by [`config_hash`]) and one n, and be
+//! every i from 0 to n - 1 once; every per-item output of every shard must
+//! hold exactly the items that shard owns. Anything else is refused, naming
+//! the shard and the items. The other outputs (problems, prompts) must be
+//! the same bytes in every shard. Rows are interleaved back into the
+//! prompts' order byte for byte, so the merged tables are the one-piece
+//! run's. Not running a shard (`pipeline::run_shard`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::config::RunConfig;
+use super::shard::{SHARD_FILE, ShardRecord, config_hash, owner, prompt_ids};
+use super::{Existing, Manifest, Mode, PipelineError, Progress, RunSummary, read_manifest};
+use crate::artifact::{create_dir, write_atomic};
+
+/// Why shards cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no shard directories given")]
+    NoShards,
+    #[error("{0}: no {SHARD_FILE}: not a finished shard (run it with --shard i/n until it ends)")]
+    NotAShard(PathBuf),
+    #[error("{path}: {message}")]
+    Unreadable { path: PathBuf, message: String },
+    #[error("{shard}: a shard of another config (config hash {found}; {first}'s is {expected})")]
+    OtherConfig {
+        shard: PathBuf,
+        first: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error("{shard}: one of {found} shards, but {first} is one of {expected}")]
+    OtherCount {
+        shard: PathBuf,
+        first: PathBuf,
+        found: usize,
+        expected: usize,
+    },
+    #[error("{a} and {b} are both shard {shard}")]
+    Twice {
+        a: PathBuf,
+        b: PathBuf,
+        shard: String,
+    },
+    #[error("shard {shard} is missing: no directory given holds it ({items} items)")]
+    Missing { shard: String, items: usize },
+    #[error("{shard}: {file}: {problem}")]
+    Items {
+        shard: PathBuf,
+        file: String,
+        problem: String,
+    },
+    #[error("{shard}: {file} differs from {first}'s: the shards were made from different inputs")]
+    Differs {
+        shard: PathBuf,
+        first: PathBuf,
+        file: String,
+    },
+    #[error("{0} already exists and is not empty: merge into a new directory")]
+    OutExists(PathBuf),
+}
+
+/// One shard directory and what it says about itself.
+struct Piece {
+    dir: PathBuf,
+    record: ShardRecord,
+}
+
+/// Merges `shards` into the run directory `out` (which must not hold
+/// anything yet) and runs calibration and the report there.
+pub fn merge(
+    out: &Path,
+    shards: &[PathBuf],
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<RunSummary, PipelineError> {
+    let pieces = read_pieces(shards)?;
+    let first = &pieces[0];
+    let manifest =
+        read_manifest(&first.dir.join("manifest.json")).ok_or_else(|| MergeError::Unreadable {
+            path: first.dir.join("manifest.json"),
+            message: "missing or not a run manifest".to_owned(),
+        })?;
+    let mut config: RunConfig =
+        serde_json::from_value(manifest.config.clone()).map_err(|e| MergeError::Unreadable {
+            path: first.dir.join("manifest.json"),
+            message: format!("its config: {e}"),
+        })?;
+    config.runs_dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
+    config.name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if config_hash(&config) != first.record.config_hash {
+        return Err(MergeError::Unreadable {
+            path: first.dir.join(SHARD_FILE),
+            message: "its config hash is not its manifest's config's".to_owned(),
+        }
+        .into());
+    }
+    if out
+        .read_dir()
+        .is_ok_and(|mut entries| entries.next().is_some())
+    {
+        return Err(MergeError::OutExists(out.to_owned()).into());
+    }
+    let ids = prompt_ids(&first.dir)?;
+    let shared = shared_outputs(&manifest, &first.record);
+    check_shared(&pieces, &shared)?;
+    let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for file in &first.record.item_outputs {
+        merged.insert(file.clone(), interleave(&pieces, &ids, file)?);
+    }
+    create_dir(out)?;
+    for file in &shared {
+        let bytes = read(&first.dir.join(file))?;
+        write_into(out, file, &bytes)?;
+    }
+    for (file, bytes) in &merged {
+        write_into(out, file, bytes)?;
+    }
+    config.check_offline()?;
+    super::run_in(&config, Existing::Resume, Mode::Adopt, on_progress)
+}
+
+/// Reads each shard's record and checks that together they are one run's
+/// n shards, each once; returns them in shard order.
+fn read_pieces(shards: &[PathBuf]) -> Result<Vec<Piece>, MergeError> {
+    let mut pieces = Vec::with_capacity(shards.len());
+    for dir in shards {
+        let path = dir.join(SHARD_FILE);
+        let text =
+            std::fs::read_to_string(&path).map_err(|_| MergeError::NotAShard(dir.clone()))?;
+        let record: ShardRecord =
+            serde_json::from_str(&text).map_err(|e| MergeError::Unreadable {
+                path,
+                message: e.to_string(),
+            })?;
+        pieces.push(Piece {
+            dir: dir.clone(),
+            record,
+        });
+    }
+    let first = pieces.first().ok_or(MergeError::NoShards)?;
+    for piece in &pieces[1..] {
+        if piece.record.config_hash != first.record.config_hash {
+            return Err(MergeError::OtherConfig {
+                shard: piece.dir.clone(),
+                first: first.dir.clone(),
+                found: piece.record.config_hash.clone(),
+                expected: first.record.config_hash.clone(),
+            });
+        }
+        if piece.record.shard.count != first.record.shard.count {
+            return Err(MergeError::OtherCount {
+                shard: piece.dir.clone(),
+                first: first.dir.clone(),
+                found: piece.record.shard.count,
+                expected: first.record.shard.count,
+            });
+        }
+    }
+    let count = first.record.shard.count;
+    let mut by_index: Vec<Option<Piece>> = (0..count).map(|_| None).collect();
+    for piece in pieces {
+        let index = piece.record.shard.index;
+        if let Some(other) = &by_index[index] {
+            return Err(MergeError::Twice {
+                a: other.dir.clone(),
+                b: piece.dir.clone(),
+                shard: piece.record.shard.to_string(),
+            });
+        }
+        by_index[index] = Some(piece);
+    }
+    let ids = by_index.iter().flatten().next().map(|p| prompt_ids(&p.dir));
+    let ids = ids.and_then(Result::ok).unwrap_or_default();
+    let mut ordered = Vec::with_capacity(count);
+    for (index, piece) in by_index.into_iter().enumerate() {
+        match piece {
+            Some(piece) => ordered.push(piece),
+            None => {
+                return Err(MergeError::Missing {
+                    shard: format!("{index}/{count}"),
+                    items: ids.iter().filter(|id| owner(id, count) == index).count(),
+                });
+            }
+        }
+    }
+    Ok(ordered)
+}
+
+/// The outputs of the stages that are not per item: the same in every shard.
+fn shared_outputs(manifest: &Manifest, record: &ShardRecord) -> Vec<String> {
+    let mut files: Vec<String> = manifest
+        .stages
+        .values()
+        .filter(|stage| !stage.per_item)
+        .flat_map(|stage| stage.outputs.iter().cloned())
+        .filter(|file| !record.item_outputs.contains(file))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// Every shard holds the same shared outputs, byte for byte, and the same
+/// list of per-item outputs.
+fn check_shared(pieces: &[Piece], shared: &[String]) -> Result<(), MergeError> {
+    let first = &pieces[0];
+    for piece in &pieces[1..] {
+        let mut files: Vec<&String> = shared.iter().collect();
+        let listed_alike = piece.record.item_outputs == first.record.item_outputs;
+        if !listed_alike {
+            return Err(MergeError::Differs {
+                shard: piece.dir.clone(),
+                first: first.dir.clone(),
+                file: format!("{SHARD_FILE} (item_outputs)"),
+            });
+        }
+        files.sort();
+        for file in files {
+            if read(&piece.dir.join(file))? != read(&first.dir.join(file))? {
+                return Err(MergeError::Differs {
+                    shard: piece.dir.clone(),
+                    first: first.dir.clone(),
+                    file: file.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One per-item output of the whole run: each shard's rows (after a CSV
+/// header), checked to be exactly the items it owns, put back in the
+/// prompts' order; a JSON record becomes the list of the shards' records.
+fn interleave(pieces: &[Piece], ids: &[String], file: &str) -> Result<Vec<u8>, MergeError> {
+    if file.ends_with(".json") {
+        let mut records = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let bytes = read(&piece.dir.join(file))?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| MergeError::Unreadable {
+                    path: piece.dir.join(file),
+                    message: e.to_string(),
+                })?;
+            records.push(serde_json::json!({"shard": piece.record.shard, "record": value}));
+        }
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "shards": records }));
+        return Ok((text.unwrap_or_default() + "\n").into_bytes());
+    }
+    let csv = file.ends_with(".csv");
+    let count = pieces.len();
+    let mut header: Option<String> = None;
+    let mut rows: Vec<std::vec::IntoIter<(String, String)>> = Vec::with_capacity(count);
+    for piece in pieces {
+        let path = piece.dir.join(file);
+        let text = String::from_utf8(read(&path)?).map_err(|e| MergeError::Unreadable {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let mut lines: Vec<&str> = text.lines().collect();
+        if csv && !lines.is_empty() {
+            let head = lines.remove(0);
+            // A shard with no rows has no columns to name.
+            if !lines.is_empty() && header.get_or_insert_with(|| head.to_owned()) != head {
+                return Err(item_error(piece, file, "its CSV header differs".to_owned()));
+            }
+        }
+        let owned: Vec<&String> = ids
+            .iter()
+            .filter(|id| owner(id, count) == piece.record.shard.index)
+            .collect();
+        let keyed: Vec<(String, String)> = lines
+            .iter()
+            .map(|line| (row_id(line, csv), (*line).to_owned()))
+            .collect();
+        check_items(piece, file, &owned, &keyed)?;
+        rows.push(keyed.into_iter());
+    }
+    let mut out = String::new();
+    if let Some(header) = header.filter(|_| csv) {
+        out += &header;
+        out.push('\n');
+    }
+    for id in ids {
+        // check_items made each shard's rows its owned ids in order.
+        if let Some((_, line)) = rows[owner(id, count)].next() {
+            out += &line;
+            out.push('\n');
+        }
+    }
+    Ok(out.into_bytes())
+}
+
+/// A shard's rows are exactly the ids it owns, in the prompts' order;
+/// otherwise names the missing and the unexpected items.
+fn check_items(
+    piece: &Piece,
+    file: &str,
+    owned: &[&String],
+    keyed: &[(String, String)],
+) -> Result<(), MergeError> {
+    let found: Vec<&String> = keyed.iter().map(|(id, _)| id).collect();
+    if found == owned {
+        return Ok(());
+    }
+    let have: HashSet<&String> = found.iter().copied().collect();
+    let want: HashSet<&String> = owned.iter().copied().collect();
+    let missing: Vec<&str> = owned
+        .iter()
+        .filter(|id| !have.contains(*id))
+        .map(|id| id.as_str())
+        .collect();
+    let foreign: Vec<&str> = found
+        .iter()
+        .filter(|id| !want.contains(*id))
+        .map(|id| id.as_str())
+        .collect();
+    let mut seen = HashSet::new();
+    let twice: Vec<&str> = found
+        .iter()
+        .filter(|id| !seen.insert(**id))
+        .map(|id| id.as_str())
+        .collect();
+    let list = |ids: &[&str]| {
+        let shown: Vec<&str> = ids.iter().take(5).copied().collect();
+        let more = ids.len().saturating_sub(5);
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{tail}", shown.join(", "))
+    };
+    let problem = if !missing.is_empty() {
+        format!("a gap: it lacks items it owns: {}", list(&missing))
+    } else if !foreign.is_empty() {
+        format!(
+            "an overlap: it holds items another shard owns: {}",
+            list(&foreign)
+        )
+    } else if !twice.is_empty() {
+        format!("it holds items twice: {}", list(&twice))
+    } else {
+        "its rows are not in the prompts' order".to_owned()
+    };
+    Err(item_error(piece, file, problem))
+}
+
+fn item_error(piece: &Piece, file: &str, problem: String) -> MergeError {
+    MergeError::Items {
+        shard: piece.dir.clone(),
+        file: file.to_owned(),
+        problem,
+    }
+}
+
+/// The item id of a JSONL row (its `id`) or a CSV row (its first field).
+fn row_id(line: &str, csv: bool) -> String {
+    if !csv {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        return value["id"].as_str().unwrap_or_default().to_owned();
+    }
+    match line.strip_prefix('"') {
+        // A quoted field: up to the quote not doubled.
+        Some(rest) => {
+            let mut id = String::new();
+            let mut chars = rest.chars().peekable();
+            while let Some(c) = chars.next() {
+                match (c, chars.peek()) {
+                    ('"', Some('"')) => {
+                        id.push('"');
+                        chars.next();
+                    }
+                    ('"', _) => break,
+                    _ => id.push(c),
+                }
+            }
+            id
+        }
+        None => line.split(',').next().unwrap_or_default().to_owned(),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, MergeError> {
+    std::fs::read(path).map_err(|e| MergeError::Unreadable {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Writes `bytes` to `out/file`, making its folder.
+fn write_into(out: &Path, file: &str, bytes: &[u8]) -> Result<(), PipelineError> {
+    let path = out.join(file);
+    if let Some(parent) = path.parent() {
+        create_dir(parent)?;
+    }
+    write_atomic(&path, bytes)?;
+    Ok(())
+}

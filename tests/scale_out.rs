@@ -1,0 +1,552 @@
+//! Past one machine (issue "Past one machine"): generation over a pool of
+//! real OpenAI-compatible server processes on loopback, one of them killed
+//! mid-run; a pool endpoint serving another model; a run split into shards
+//! run as separate processes in separate working directories and merged
+//! into the one-piece run's exact bytes; merges that must be refused; and
+//! the scheduler examples in the docs.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use common::server::{Server, completion, json};
+
+const PROBLEMS: usize = 45;
+
+/// One `tests/fixtures/openai_replica.py` process.
+struct Replica {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Replica {
+    fn start(dir: &Path, name: &str, model: &str, extra: &[&str]) -> Replica {
+        let port_file = dir.join(format!("{name}.port"));
+        let log = dir.join(format!("{name}.log"));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openai_replica.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .args(["--model", model, "--delay", "0.02"])
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .args(extra)
+            .spawn()
+            .expect("python3 runs the replica");
+        let start = Instant::now();
+        while !port_file.exists() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{name} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let port = std::fs::read_to_string(&port_file).unwrap();
+        Replica {
+            child,
+            url: format!("http://127.0.0.1:{}/v1", port.trim()),
+            log,
+        }
+    }
+
+    /// The log's lines that start with `word`.
+    fn logged(&self, word: &str) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.strip_prefix(word).map(|rest| rest.trim().to_owned()))
+            .collect()
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CRUXEval-O config over the given `[[backends]]` text.
+fn config(dir: &Path, data: &Path, backends: &str, seed: u64) -> PathBuf {
+    let text = format!(
+        r#"name = "crux"
+runs_dir = "{runs}"
+task = "cruxeval-output"
+
+[dataset]
+path = "{data}"
+problems = {PROBLEMS}
+seed = {seed}
+
+{backends}
+[calibration]
+confidence = ["average_token_probability", "total_probability"]
+cv = "group"
+folds = 3
+bootstrap = 30
+"#,
+        runs = dir.join("runs").display(),
+        data = data.display(),
+    );
+    let path = dir.join(format!("crux-{seed}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn pool_entry(url: &str, model: &str) -> String {
+    format!(
+        "[[backends]]\nkind = \"openai\"\npool = \"replicas\"\nbase_url = \"{url}\"\nmodel = \"{model}\"\n\
+         concurrency = 2\nmax_retries = 1\nretry_base_ms = 20\nmax_wait_s = 1\ntimeout_s = 60\n\n"
+    )
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn needs() -> Option<PathBuf> {
+    let data = common::shared_data("cruxeval/cruxeval.jsonl")?;
+    common::sandbox(Default::default(), Default::default())?;
+    Some(data)
+}
+
+#[test]
+fn a_pool_loses_no_answer_and_asks_none_twice_when_an_endpoint_is_killed_mid_run() {
+    let Some(data) = needs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let model = "replica-model";
+    let live_a = Replica::start(dir.path(), "a", model, &[]);
+    // The victim answers 4 requests, then holds every later one unanswered
+    // until it is killed.
+    let victim = Replica::start(dir.path(), "victim", model, &["--hang-after", "4"]);
+    let live_b = Replica::start(dir.path(), "b", model, &[]);
+    let backends: String = [&live_a, &victim, &live_b]
+        .iter()
+        .map(|r| pool_entry(&r.url, model))
+        .collect();
+    let cfg = config(dir.path(), &data, &backends, 3);
+    let run = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["run", "--config", cfg.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while victim.logged("hanging").is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the victim never hung"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut victim = victim;
+    victim.child.kill().unwrap();
+    victim.child.wait().unwrap();
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let run_dir = dir.path().join("runs/crux");
+    let label = format!("openai-{model}");
+    let rows = jsonl(&run_dir.join(format!("generations/{label}.jsonl")));
+    let problems = jsonl(&run_dir.join("problems.jsonl"));
+    assert_eq!(rows.len(), PROBLEMS);
+    for (row, problem) in rows.iter().zip(&problems) {
+        assert_eq!(row["id"], problem["id"]);
+    }
+    // Every prompt answered exactly once across the three servers: the
+    // victim's held requests went to the others, and nothing answered was
+    // asked again.
+    let mut answered: HashMap<String, usize> = HashMap::new();
+    for replica in [&live_a, &victim, &live_b] {
+        for prompt in replica.logged("answered") {
+            *answered.entry(prompt).or_default() += 1;
+        }
+    }
+    assert_eq!(answered.len(), PROBLEMS);
+    assert!(answered.values().all(|&n| n == 1), "{answered:?}");
+    assert_eq!(victim.logged("answered").len(), 4);
+    assert!(!victim.logged("hanging").is_empty());
+
+    let served: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir.join(format!("generations/{label}.served.json"))).unwrap(),
+    )
+    .unwrap();
+    let endpoints = served["endpoints"].as_array().unwrap();
+    assert_eq!(endpoints.len(), 3);
+    assert_eq!(endpoints[1]["base_url"], victim.url.as_str());
+    assert_eq!(endpoints[1]["served"], 4);
+    assert!(endpoints[1]["failures"].as_u64().unwrap() >= 1, "{served}");
+    assert!(endpoints[1]["benched"].as_u64().unwrap() >= 1, "{served}");
+    let total: u64 = endpoints
+        .iter()
+        .map(|e| e["served"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, PROBLEMS as u64);
+    for live in [&endpoints[0], &endpoints[2]] {
+        assert_eq!(live["failures"], 0, "{served}");
+        assert_eq!(live["server"], "codecal-test-replica/1");
+    }
+    assert_eq!(served["answers"], PROBLEMS);
+    assert_eq!(served["from_cache"], 0);
+    assert!(run_dir.join("report.json").exists());
+}
+
+#[test]
+fn a_pool_endpoint_serving_another_model_stops_the_run_before_any_request() {
+    let Some(data) = needs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let right = Replica::start(dir.path(), "right", "replica-model", &[]);
+    let wrong = Replica::start(dir.path(), "wrong", "another-model", &[]);
+    let backends =
+        pool_entry(&right.url, "replica-model") + &pool_entry(&wrong.url, "replica-model");
+    let cfg = config(dir.path(), &data, &backends, 3);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("backends[1].base_url"), "{stderr}");
+    assert!(stderr.contains(&wrong.url), "{stderr}");
+    assert!(stderr.contains("another-model"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(right.logged("request").is_empty() && wrong.logged("request").is_empty());
+    assert!(!dir.path().join("runs/crux/manifest.json").exists());
+}
+
+/// An in-process server whose answers are right for two prompts in three.
+fn answering_server(data: &Path) -> Server {
+    let outputs: HashMap<String, String> = jsonl(data)
+        .iter()
+        .map(|row| {
+            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
+            (call, row["output"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let call = prompt
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("assert f("))
+            .unwrap_or("");
+        let (answer, p) = if prompt.len() % 3 != 0 {
+            (outputs.get(call).cloned().unwrap_or_default(), 0.85)
+        } else {
+            ("'not the output'".to_owned(), 0.45)
+        };
+        let text = format!("[ANSWER]{} == {answer}", call.trim_end_matches(" == ??"));
+        json(200, &completion(&[(&text, p)]))
+    })
+}
+
+fn single_entry(server: &Server) -> String {
+    format!(
+        "[[backends]]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nconcurrency = 2\nretry_base_ms = 10\n\n",
+        server.base_url
+    )
+}
+
+/// `codecal run` with `args`, from its own working directory, as a process
+/// a scheduler would start; the report's clock is fixed.
+fn spawn_run(workdir: &Path, args: &[&str]) -> Child {
+    std::fs::create_dir_all(workdir).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .current_dir(workdir)
+        .env("SOURCE_DATE_EPOCH", "1790000000")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn merge(out: &Path, shards: &[PathBuf]) -> std::process::Output {
+    let mut args = vec!["merge".to_owned(), out.display().to_string()];
+    args.extend(shards.iter().map(|s| s.display().to_string()));
+    Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .env("SOURCE_DATE_EPOCH", "1790000000")
+        .args(&args)
+        .output()
+        .unwrap()
+}
+
+/// Every file under `dir`, relative, with its bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            for (name, bytes) in tree(&path) {
+                files.push((
+                    format!("{}/{name}", entry.file_name().to_string_lossy()),
+                    bytes,
+                ));
+            }
+        } else {
+            files.push((
+                entry.file_name().to_string_lossy().into_owned(),
+                std::fs::read(&path).unwrap(),
+            ));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn three_shards_as_separate_processes_merge_into_the_one_piece_runs_bytes() {
+    let Some(data) = needs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let server = answering_server(&data);
+    let cfg = config(dir.path(), &data, &single_entry(&server), 3);
+    let cfg_text = cfg.to_str().unwrap();
+    let whole = dir.path().join("whole/crux");
+    finish(spawn_run(
+        dir.path(),
+        &[
+            "run",
+            "--config",
+            cfg_text,
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+    ));
+    let asked_whole = server.generation_requests();
+    assert_eq!(asked_whole, PROBLEMS);
+
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node{i}/crux")))
+        .collect();
+    let children: Vec<Child> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, out)| {
+            let shard = format!("{i}/3");
+            let workdir = out.parent().unwrap();
+            spawn_run(
+                workdir,
+                &[
+                    "run",
+                    "--config",
+                    cfg_text,
+                    "--shard",
+                    &shard,
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
+            )
+        })
+        .collect();
+    children.into_iter().for_each(finish);
+    // Each item generated once over the three shards, and no shard calibrated.
+    assert_eq!(server.generation_requests(), 2 * PROBLEMS);
+    let mut owned = 0;
+    for (i, shard) in shards.iter().enumerate() {
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(shard.join("shard.json")).unwrap())
+                .unwrap();
+        assert_eq!(record["shard"]["index"], i);
+        assert_eq!(record["shard"]["count"], 3);
+        let rows = jsonl(&shard.join("generations/openai-test-model.jsonl"));
+        assert_eq!(record["items"], rows.len());
+        owned += rows.len();
+        assert!(!shard.join("report.json").exists());
+    }
+    assert_eq!(owned, PROBLEMS);
+
+    let merged = dir.path().join("merged/crux");
+    let out = merge(
+        &merged,
+        &[shards[2].clone(), shards[0].clone(), shards[1].clone()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        server.generation_requests(),
+        2 * PROBLEMS,
+        "a merge asks for nothing"
+    );
+    assert_eq!(
+        std::fs::read(merged.join("report.json")).unwrap(),
+        std::fs::read(whole.join("report.json")).unwrap(),
+        "report.json differs"
+    );
+    let (merged_tables, whole_tables) = (tree(&merged.join("tables")), tree(&whole.join("tables")));
+    assert!(!whole_tables.is_empty());
+    let names = |t: &[(String, Vec<u8>)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&merged_tables), names(&whole_tables));
+    for ((name, merged), (_, whole)) in merged_tables.iter().zip(&whole_tables) {
+        assert!(merged == whole, "tables/{name} differs");
+    }
+    for file in [
+        "generations/openai-test-model.jsonl",
+        "verdicts/openai-test-model.jsonl",
+    ] {
+        assert_eq!(
+            std::fs::read(merged.join(file)).unwrap(),
+            std::fs::read(whole.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+
+    // A shard missing.
+    let out = merge(&dir.path().join("gap/crux"), &shards[..2]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("shard 2/3 is missing"), "{stderr}");
+    assert!(!dir.path().join("gap/crux/report.json").exists());
+
+    // A shard of another config (another sample of problems).
+    let other_cfg = config(dir.path(), &data, &single_entry(&server), 4);
+    let other = dir.path().join("other/crux");
+    finish(spawn_run(
+        &dir.path().join("other"),
+        &[
+            "run",
+            "--config",
+            other_cfg.to_str().unwrap(),
+            "--shard",
+            "2/3",
+            "--out",
+            other.to_str().unwrap(),
+        ],
+    ));
+    let out = merge(
+        &dir.path().join("mixed/crux"),
+        &[shards[0].clone(), shards[1].clone(), other.clone()],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&other.display().to_string()) && stderr.contains("another config"),
+        "{stderr}"
+    );
+
+    // An overlap: shard 0 also holds one of shard 1's items.
+    let file = "verdicts/openai-test-model.jsonl";
+    let stolen = std::fs::read_to_string(shards[1].join(file)).unwrap();
+    let stolen_line = stolen.lines().next().unwrap();
+    let stolen_id = serde_json::from_str::<serde_json::Value>(stolen_line).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut tampered = std::fs::read_to_string(shards[0].join(file)).unwrap();
+    tampered += stolen_line;
+    tampered.push('\n');
+    std::fs::write(shards[0].join(file), tampered).unwrap();
+    let out = merge(&dir.path().join("overlap/crux"), &shards);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("an overlap") && stderr.contains(&stolen_id),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&shards[0].display().to_string()),
+        "{stderr}"
+    );
+}
+
+/// The `--shard` values in the scale-out page's Slurm and Kubernetes
+/// examples, with the scheduler's index variable set to each index the
+/// example's array gives it, all parse as the CLI parses them and cover
+/// 0..n exactly.
+#[test]
+fn the_scheduler_examples_name_shards_the_cli_parses() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/guide/scale-out.md"),
+    )
+    .unwrap();
+    let shard_arg = |variable: &str| -> String {
+        let line = page
+            .lines()
+            .find(|l| l.contains("--shard") && l.contains(variable))
+            .unwrap_or_else(|| panic!("no --shard line with {variable}"));
+        let start = line.find("--shard").unwrap() + "--shard".len();
+        line[start..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .trim_matches('"')
+            .to_owned()
+    };
+    let number_after = |key: &str| -> usize {
+        let line = page
+            .lines()
+            .find(|l| l.contains(key))
+            .unwrap_or_else(|| panic!("no {key}"));
+        let rest = &line[line.find(key).unwrap() + key.len()..];
+        rest.trim_start_matches([' ', ':', '='])
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // Slurm: #SBATCH --array=0-LAST.
+    let slurm = shard_arg("SLURM_ARRAY_TASK_ID");
+    let last = {
+        let line = page
+            .lines()
+            .find(|l| l.contains("#SBATCH --array="))
+            .unwrap();
+        let range = line.split("--array=").nth(1).unwrap();
+        range
+            .split('-')
+            .nth(1)
+            .unwrap()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+    };
+    // Kubernetes Indexed Job: completions: N.
+    let kubernetes = shard_arg("JOB_COMPLETION_INDEX");
+    let completions = number_after("completions");
+    for (template, variable, count) in [
+        (slurm, "${SLURM_ARRAY_TASK_ID}", last + 1),
+        (kubernetes, "${JOB_COMPLETION_INDEX}", completions),
+    ] {
+        let mut seen = Vec::new();
+        for index in 0..count {
+            let text = template.replace(variable, &index.to_string());
+            let shard = codecal::pipeline::Shard::parse(&text)
+                .unwrap_or_else(|e| panic!("{template} at {index}: {e}"));
+            assert_eq!(shard.count, count, "{template}: n is not the array's size");
+            seen.push(shard.index);
+        }
+        assert_eq!(seen, (0..count).collect::<Vec<_>>());
+        // And the CLI takes it (it fails later, on the missing config).
+        let text = template.replace(variable, "0");
+        let out = common::codecal(&["run", "--config", "/nonexistent.toml", "--shard", &text]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("/nonexistent.toml") && !stderr.contains("--shard"),
+            "{stderr}"
+        );
+    }
+}
