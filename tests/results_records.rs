@@ -1,0 +1,102 @@
+//! The book's results tables are generated from committed run records
+//! (`docs/results/runs/`) by `docs/results/tables.py`, which `.ci/run` runs:
+//! the pages agree with their records, and a record or a page changed on
+//! purpose is caught, naming the page and the record.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn check(root: &Path) -> std::process::Output {
+    Command::new("python3")
+        .arg(repo().join("docs/results/tables.py"))
+        .arg("--root")
+        .arg(root)
+        .output()
+        .expect("python3 runs docs/results/tables.py")
+}
+
+/// A copy of the pages and records to break.
+fn copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("docs/src"), &dir.path().join("docs/src"));
+    copy_tree(
+        &repo().join("docs/results/runs"),
+        &dir.path().join("docs/results/runs"),
+    );
+    dir
+}
+
+#[test]
+fn the_pages_agree_with_their_run_records() {
+    let out = check(&repo());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pages = ["open-the-oyster.md", "summarization.md", "turbulence.md"];
+    for page in pages {
+        let text = std::fs::read_to_string(repo().join("docs/src/results").join(page)).unwrap();
+        assert!(
+            text.contains("<!-- record: "),
+            "{page} has no generated table"
+        );
+    }
+}
+
+#[test]
+fn a_record_changed_on_purpose_is_caught_naming_page_and_record() {
+    let dir = copy();
+    assert!(check(dir.path()).status.success());
+    let report = dir
+        .path()
+        .join("docs/results/runs/cruxeval-output-qwen-oyster/report.json");
+    let text = std::fs::read_to_string(&report).unwrap();
+    let broken = text.replacen("passed 16,", "passed 17,", 1);
+    assert_ne!(text, broken, "the record holds the verdict counts");
+    std::fs::write(&report, broken).unwrap();
+    let out = check(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("docs/src/results/open-the-oyster.md:")
+            && stderr.contains("cruxeval-output-qwen-oyster table: outcomes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_page_edited_by_hand_is_caught() {
+    let dir = copy();
+    let page = dir.path().join("docs/src/results/turbulence.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let start = text.find("<!-- record: turbulence-local").unwrap();
+    let row = start + text[start..].find("\n| ").unwrap() + 1;
+    let mut broken = text.clone();
+    broken.insert_str(row, "| an extra row |\n");
+    std::fs::write(&page, broken).unwrap();
+    let out = check(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("docs/src/results/turbulence.md:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("turbulence-local"), "{stderr}");
+}
