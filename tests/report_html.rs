@@ -412,13 +412,16 @@ fn report_opens_the_page_with_the_users_browser_and_refuses_a_directory_without_
     assert!(dir.path().join("report.md").is_file());
     // The browser runs detached; beside the Chromium tests on two cores it
     // has taken over 5 s to start, so wait up to 30 s.
+    // `echo > file` creates the file before it writes the line: wait for
+    // the line's end, not for the file.
+    let mut opened = String::new();
     for _ in 0..300 {
-        if seen.exists() {
+        opened = std::fs::read_to_string(&seen).unwrap_or_default();
+        if opened.ends_with('\n') {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let opened = std::fs::read_to_string(&seen).unwrap();
     assert!(opened.trim().ends_with("/report.html"), "{opened}");
 }
 

@@ -550,3 +550,59 @@ fn the_scheduler_examples_name_shards_the_cli_parses() {
         );
     }
 }
+
+/// `codecal generate` over a pool, then through another endpoint of the
+/// same model with the same cache: every answer comes from the cache, so
+/// the key never named the endpoint that served it.
+#[test]
+fn the_cache_key_does_not_name_the_endpoint_that_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let replicas: Vec<Replica> = ["a", "b", "c"]
+        .iter()
+        .map(|name| Replica::start(dir.path(), name, "m", &[]))
+        .collect();
+    let prompts = dir.path().join("prompts.jsonl");
+    let lines: String = (0..20)
+        .map(|i| format!("{{\"id\": \"q{i}\", \"prompt\": \"assert f({i}) == ??\"}}\n"))
+        .collect();
+    std::fs::write(&prompts, lines).unwrap();
+    let cache = dir.path().join("cache.sqlite");
+    let generate = |out: &str, urls: &[&Replica]| {
+        let mut args = vec![
+            "generate".to_owned(),
+            "--prompts".to_owned(),
+            prompts.display().to_string(),
+            "--out".to_owned(),
+            dir.path().join(out).display().to_string(),
+            "--cache".to_owned(),
+            cache.display().to_string(),
+            "--backend".to_owned(),
+            "openai".to_owned(),
+            "--model".to_owned(),
+            "m".to_owned(),
+        ];
+        for replica in urls {
+            args.push("--base-url".to_owned());
+            args.push(replica.url.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::codecal(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let pooled = generate("pooled.jsonl", &[&replicas[0], &replicas[1]]);
+    assert!(pooled.contains("20 prompts (0 from the cache)"), "{pooled}");
+    for replica in &replicas[..2] {
+        assert!(pooled.contains(&format!("{}: ", replica.url)), "{pooled}");
+    }
+    let alone = generate("alone.jsonl", &[&replicas[2]]);
+    assert!(alone.contains("20 prompts (20 from the cache)"), "{alone}");
+    assert!(replicas[2].logged("request").is_empty());
+    let texts = |file: &str| -> Vec<serde_json::Value> {
+        jsonl(&dir.path().join(file))
+            .iter()
+            .map(|row| row["text"].clone())
+            .collect()
+    };
+    assert_eq!(texts("pooled.jsonl"), texts("alone.jsonl"));
+}
