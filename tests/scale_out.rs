@@ -587,7 +587,11 @@ fn the_cache_key_does_not_name_the_endpoint_that_answered() {
         }
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = common::codecal(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     let pooled = generate("pooled.jsonl", &[&replicas[0], &replicas[1]]);
