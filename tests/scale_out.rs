@@ -610,3 +610,60 @@ fn the_cache_key_does_not_name_the_endpoint_that_answered() {
     };
     assert_eq!(texts("pooled.jsonl"), texts("alone.jsonl"));
 }
+
+/// The summarization flow too: MiniLM scores each shard's summaries in
+/// batches of other texts than the one-piece run's, and the merged report
+/// and tables must still be the one-piece run's bytes.
+#[test]
+fn summarization_shards_merge_into_the_one_piece_runs_bytes() {
+    if common::model_files().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(|seen, _| common::tiny::answer(seen));
+    let cfg = common::tiny::config(dir.path(), &server, "");
+    let cfg_text = cfg.to_str().unwrap();
+    let whole = dir.path().join("whole/tiny");
+    finish(spawn_run(
+        dir.path(),
+        &[
+            "run",
+            "--config",
+            cfg_text,
+            "--out",
+            whole.to_str().unwrap(),
+        ],
+    ));
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("node{i}/tiny")))
+        .collect();
+    for (i, out) in shards.iter().enumerate() {
+        let shard = format!("{i}/3");
+        finish(spawn_run(
+            out.parent().unwrap(),
+            &[
+                "run",
+                "--config",
+                cfg_text,
+                "--shard",
+                &shard,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        ));
+    }
+    let merged = dir.path().join("merged/tiny");
+    let out = merge(&merged, &shards);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in ["report.json", "scores/openai-test-model.csv"] {
+        assert!(
+            std::fs::read(merged.join(file)).unwrap() == std::fs::read(whole.join(file)).unwrap(),
+            "{file} differs"
+        );
+    }
+    assert_eq!(tree(&merged.join("tables")), tree(&whole.join("tables")));
+}
