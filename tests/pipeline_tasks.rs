@@ -69,7 +69,7 @@ fn jsonl(path: &Path) -> Vec<serde_json::Value> {
 
 /// Whether the designed answer to a prompt is the right one: two in three.
 fn answers_right(prompt: &str) -> bool {
-    prompt.len() % 3 != 0
+    common::cruxeval_answers_right(prompt)
 }
 
 #[test]
@@ -80,29 +80,7 @@ fn a_cruxeval_run_judges_answers_and_writes_the_seed_tables() {
     ) else {
         return;
     };
-    // The true output of each function call the prompts will show.
-    let outputs: HashMap<String, String> = jsonl(&data)
-        .iter()
-        .map(|row| {
-            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
-            (call, row["output"].as_str().unwrap().to_owned())
-        })
-        .collect();
-    let server = Server::start(move |seen, _| {
-        let prompt = seen.body["prompt"].as_str().unwrap_or("");
-        let call = prompt
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("assert f("))
-            .unwrap_or("");
-        let (answer, p) = if answers_right(prompt) {
-            (outputs.get(call).cloned().unwrap_or_default(), 0.9)
-        } else {
-            ("'not the output'".to_owned(), 0.4)
-        };
-        let text = format!("[ANSWER]{} == {answer}", call.trim_end_matches(" == ??"));
-        json(200, &completion(&[(&text, p)]))
-    });
+    let server = common::cruxeval_server(&data);
     let dir = tempfile::tempdir().unwrap();
     let generation = "\n[generation]\nreflective = [\"ask-true\"]\n";
     let run = run_cruxeval(dir.path(), &server, &data, generation);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::server::{Server, completion, json};
+use common::server::Server;
 
 const PROBLEMS: usize = 45;
 
@@ -224,32 +224,6 @@ fn a_pool_endpoint_serving_another_model_stops_the_run_before_any_request() {
     assert!(!dir.path().join("runs/crux/manifest.json").exists());
 }
 
-/// An in-process server whose answers are right for two prompts in three.
-fn answering_server(data: &Path) -> Server {
-    let outputs: HashMap<String, String> = jsonl(data)
-        .iter()
-        .map(|row| {
-            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
-            (call, row["output"].as_str().unwrap().to_owned())
-        })
-        .collect();
-    Server::start(move |seen, _| {
-        let prompt = seen.body["prompt"].as_str().unwrap_or("");
-        let call = prompt
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("assert f("))
-            .unwrap_or("");
-        let (answer, p) = if prompt.len() % 3 != 0 {
-            (outputs.get(call).cloned().unwrap_or_default(), 0.85)
-        } else {
-            ("'not the output'".to_owned(), 0.45)
-        };
-        let text = format!("[ANSWER]{} == {answer}", call.trim_end_matches(" == ??"));
-        json(200, &completion(&[(&text, p)]))
-    })
-}
-
 fn single_entry(server: &Server) -> String {
     format!(
         "[[backends]]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nconcurrency = 2\nretry_base_ms = 10\n\n",
@@ -317,7 +291,7 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn three_shards_as_separate_processes_merge_into_the_one_piece_runs_bytes() {
     let Some(data) = needs() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let server = answering_server(&data);
+    let server = common::cruxeval_server(&data);
     let cfg = config(dir.path(), &data, &single_entry(&server), 3);
     let cfg_text = cfg.to_str().unwrap();
     let whole = dir.path().join("whole/crux");

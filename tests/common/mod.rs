@@ -202,3 +202,38 @@ pub fn assert_matches_sentence_transformers(embedder: &mut impl Embedder) {
         assert!((norm - 1.0).abs() < 1e-5);
     }
 }
+
+/// Whether the CRUXEval server below answers a prompt right: two in three.
+pub fn cruxeval_answers_right(prompt: &str) -> bool {
+    prompt.len() % 3 != 0
+}
+
+/// A loopback server that answers CRUXEval-O prompts (from the dataset at
+/// `data`) with the true output, confidently, where
+/// [`cruxeval_answers_right`], and with a wrong one, unsure, elsewhere.
+pub fn cruxeval_server(data: &std::path::Path) -> server::Server {
+    let outputs: std::collections::HashMap<String, String> = std::fs::read_to_string(data)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let call = format!("assert f({}) == ??", row["input"].as_str().unwrap());
+            (call, row["output"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    server::Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let call = prompt
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("assert f("))
+            .unwrap_or("");
+        let (answer, p) = if cruxeval_answers_right(prompt) {
+            (outputs.get(call).cloned().unwrap_or_default(), 0.9)
+        } else {
+            ("'not the output'".to_owned(), 0.4)
+        };
+        let text = format!("[ANSWER]{} == {answer}", call.trim_end_matches(" == ??"));
+        server::json(200, &server::completion(&[(&text, p)]))
+    })
+}
