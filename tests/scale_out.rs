@@ -287,51 +287,56 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// The one-piece run of `cfg` into `dir/whole/NAME`.
+fn run_whole(dir: &Path, cfg: &Path, name: &str) -> PathBuf {
+    let whole = dir.join("whole").join(name);
+    let args = [
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        whole.to_str().unwrap(),
+    ];
+    finish(spawn_run(dir, &args));
+    whole
+}
+
+/// The n shards of `cfg`, at once, each a process in its own working
+/// directory `dir/node<i>`, writing `dir/node<i>/NAME`.
+fn run_shards(dir: &Path, cfg: &Path, name: &str, n: usize) -> Vec<PathBuf> {
+    let shards: Vec<PathBuf> = (0..n)
+        .map(|i| dir.join(format!("node{i}")).join(name))
+        .collect();
+    let children: Vec<Child> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, out)| {
+            let shard = format!("{i}/{n}");
+            let args = [
+                "run",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--shard",
+                &shard,
+                "--out",
+                out.to_str().unwrap(),
+            ];
+            spawn_run(out.parent().unwrap(), &args)
+        })
+        .collect();
+    children.into_iter().for_each(finish);
+    shards
+}
+
 #[test]
 fn three_shards_as_separate_processes_merge_into_the_one_piece_runs_bytes() {
     let Some(data) = needs() else { return };
     let dir = tempfile::tempdir().unwrap();
     let server = common::cruxeval_server(&data);
     let cfg = config(dir.path(), &data, &single_entry(&server), 3);
-    let cfg_text = cfg.to_str().unwrap();
-    let whole = dir.path().join("whole/crux");
-    finish(spawn_run(
-        dir.path(),
-        &[
-            "run",
-            "--config",
-            cfg_text,
-            "--out",
-            whole.to_str().unwrap(),
-        ],
-    ));
-    let asked_whole = server.generation_requests();
-    assert_eq!(asked_whole, PROBLEMS);
-
-    let shards: Vec<PathBuf> = (0..3)
-        .map(|i| dir.path().join(format!("node{i}/crux")))
-        .collect();
-    let children: Vec<Child> = shards
-        .iter()
-        .enumerate()
-        .map(|(i, out)| {
-            let shard = format!("{i}/3");
-            let workdir = out.parent().unwrap();
-            spawn_run(
-                workdir,
-                &[
-                    "run",
-                    "--config",
-                    cfg_text,
-                    "--shard",
-                    &shard,
-                    "--out",
-                    out.to_str().unwrap(),
-                ],
-            )
-        })
-        .collect();
-    children.into_iter().for_each(finish);
+    let whole = run_whole(dir.path(), &cfg, "crux");
+    assert_eq!(server.generation_requests(), PROBLEMS);
+    let shards = run_shards(dir.path(), &cfg, "crux", 3);
     // Each item generated once over the three shards, and no shard calibrated.
     assert_eq!(server.generation_requests(), 2 * PROBLEMS);
     let mut owned = 0;
@@ -596,36 +601,8 @@ fn summarization_shards_merge_into_the_one_piece_runs_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(|seen, _| common::tiny::answer(seen));
     let cfg = common::tiny::config(dir.path(), &server, "");
-    let cfg_text = cfg.to_str().unwrap();
-    let whole = dir.path().join("whole/tiny");
-    finish(spawn_run(
-        dir.path(),
-        &[
-            "run",
-            "--config",
-            cfg_text,
-            "--out",
-            whole.to_str().unwrap(),
-        ],
-    ));
-    let shards: Vec<PathBuf> = (0..3)
-        .map(|i| dir.path().join(format!("node{i}/tiny")))
-        .collect();
-    for (i, out) in shards.iter().enumerate() {
-        let shard = format!("{i}/3");
-        finish(spawn_run(
-            out.parent().unwrap(),
-            &[
-                "run",
-                "--config",
-                cfg_text,
-                "--shard",
-                &shard,
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        ));
-    }
+    let whole = run_whole(dir.path(), &cfg, "tiny");
+    let shards = run_shards(dir.path(), &cfg, "tiny", 3);
     let merged = dir.path().join("merged/tiny");
     let out = merge(&merged, &shards);
     assert!(
