@@ -618,3 +618,52 @@ fn summarization_shards_merge_into_the_one_piece_runs_bytes() {
     }
     assert_eq!(tree(&merged.join("tables")), tree(&whole.join("tables")));
 }
+
+/// Entries that would write the same files, or a pool whose endpoints would
+/// not answer alike, are refused by the config check, naming the key.
+#[test]
+fn entries_that_do_not_answer_alike_are_refused_naming_the_key() {
+    let Some(data) = common::shared_data("cruxeval/cruxeval.jsonl") else {
+        return;
+    };
+    let server = Server::start(|_, _| {
+        common::server::json(
+            200,
+            &serde_json::json!({"data": [{"id": "m"}, {"id": "other"}]}),
+        )
+    });
+    let entry = |pool: &str, model: &str, extra: &str| {
+        format!(
+            "[[backends]]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"{model}\"\n{pool}{extra}\n",
+            server.base_url
+        )
+    };
+    let pooled = "pool = \"p\"\n";
+    let cases = [
+        (
+            entry("", "m", "") + &entry("", "m", ""),
+            "backends[1]: answers as backends[0]",
+        ),
+        (
+            entry(pooled, "m", "") + &entry(pooled, "m", "extra = { repeat_penalty = 1.0 }\n"),
+            "backends[1].extra: differs from backends[0]'s, in the same pool \"p\"",
+        ),
+        (
+            entry(pooled, "m", "") + &entry("", "x", "") + &entry(pooled, "other", ""),
+            "backends[2].model: differs from backends[0]'s, in the same pool \"p\"",
+        ),
+        (
+            entry(pooled, "m", "") + &entry("", "m", ""),
+            "backends[1]: answers as backends[0]",
+        ),
+    ];
+    for (backends, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path(), &data, &backends, 3);
+        let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+        assert_eq!(server.generation_requests(), 0);
+    }
+}

@@ -61,46 +61,43 @@ fn answer_section(backend: &BackendConfig) -> String {
 /// Entries that answer alike must be one pool, and a pool one model with
 /// one request body: otherwise two generators would write the same files.
 pub(crate) fn check_generators(config: &RunConfig) -> Result<(), ConfigError> {
-    let mut seen: Vec<(usize, String)> = Vec::new();
-    for (i, backend) in config.backends.iter().enumerate() {
-        let key = format!("backends[{i}]");
-        let label = super::generation::backend_label(backend);
-        let Some((j, _)) = seen.iter().find(|(_, l)| *l == label) else {
-            seen.push((i, label));
-            continue;
-        };
-        let first = &config.backends[*j];
-        match (&first.pool, &backend.pool) {
-            (Some(a), Some(b)) if a == b => {
-                if first.extra != backend.extra {
-                    return Err(key_error(
-                        &format!("{key}.extra"),
-                        format!(
-                            "differs from backends[{j}]'s, in the same pool {a:?}: a pool's endpoints must answer alike"
-                        ),
-                    ));
-                }
-            }
-            _ => {
+    let index = |entry: &BackendConfig| {
+        config
+            .backends
+            .iter()
+            .position(|b| std::ptr::eq(b, entry))
+            .unwrap_or_default()
+    };
+    let generators = generators(config);
+    for generator in &generators {
+        let (first, j) = (generator.members[0], index(generator.members[0]));
+        for member in &generator.members[1..] {
+            let (i, pool) = (index(member), member.pool.as_deref().unwrap_or_default());
+            if member.model != first.model {
                 return Err(key_error(
-                    &key,
+                    &format!("backends[{i}].model"),
                     format!(
-                        "answers as backends[{j}] does (same kind and model); to spread one model over both endpoints give both the same pool = \"NAME\""
+                        "differs from backends[{j}]'s, in the same pool {pool:?}: a pool serves one model"
+                    ),
+                ));
+            }
+            if member.extra != first.extra {
+                return Err(key_error(
+                    &format!("backends[{i}].extra"),
+                    format!(
+                        "differs from backends[{j}]'s, in the same pool {pool:?}: a pool's endpoints must answer alike"
                     ),
                 ));
             }
         }
     }
-    for (i, backend) in config.backends.iter().enumerate() {
-        let Some(pool) = &backend.pool else { continue };
-        let other = config.backends[..i]
-            .iter()
-            .position(|b| b.pool.as_ref() == Some(pool) && b.model != backend.model);
-        if let Some(j) = other {
+    for (g, generator) in generators.iter().enumerate() {
+        if let Some(earlier) = generators[..g].iter().find(|e| e.label == generator.label) {
             return Err(key_error(
-                &format!("backends[{i}].model"),
+                &format!("backends[{}]", index(generator.members[0])),
                 format!(
-                    "differs from backends[{j}]'s, in the same pool {pool:?}: a pool serves one model"
+                    "answers as backends[{}] does (same kind and model); to spread one model over both endpoints give both the same pool = \"NAME\"",
+                    index(earlier.members[0])
                 ),
             ));
         }
