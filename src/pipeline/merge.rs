@@ -108,11 +108,12 @@ pub fn merge(
         return Err(MergeError::OutExists(out.to_owned()).into());
     }
     let ids = prompt_ids(&first.dir)?;
+    let owners: Vec<usize> = ids.iter().map(|id| owner(id, pieces.len())).collect();
     let shared = shared_outputs(&manifest, &first.record);
     check_shared(&pieces, &shared)?;
     let mut merged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     for file in &first.record.item_outputs {
-        merged.insert(file.clone(), interleave(&pieces, &ids, file)?);
+        merged.insert(file.clone(), interleave(&pieces, &ids, &owners, file)?);
     }
     create_dir(out)?;
     for file in &shared {
@@ -176,21 +177,16 @@ fn read_pieces(shards: &[PathBuf]) -> Result<Vec<Piece>, MergeError> {
         }
         by_index[index] = Some(piece);
     }
-    let ids = by_index.iter().flatten().next().map(|p| prompt_ids(&p.dir));
-    let ids = ids.and_then(Result::ok).unwrap_or_default();
-    let mut ordered = Vec::with_capacity(count);
-    for (index, piece) in by_index.into_iter().enumerate() {
-        match piece {
-            Some(piece) => ordered.push(piece),
-            None => {
-                return Err(MergeError::Missing {
-                    shard: format!("{index}/{count}"),
-                    items: ids.iter().filter(|id| owner(id, count) == index).count(),
-                });
-            }
-        }
+    if let Some(index) = by_index.iter().position(Option::is_none) {
+        // The first shard given has the run's prompts, to count the gap.
+        let ids = by_index.iter().flatten().next().map(|p| prompt_ids(&p.dir));
+        let ids = ids.and_then(Result::ok).unwrap_or_default();
+        return Err(MergeError::Missing {
+            shard: format!("{index}/{count}"),
+            items: ids.iter().filter(|id| owner(id, count) == index).count(),
+        });
     }
-    Ok(ordered)
+    Ok(by_index.into_iter().flatten().collect())
 }
 
 /// The outputs of the stages that are not per item: the same in every shard.
@@ -212,17 +208,14 @@ fn shared_outputs(manifest: &Manifest, record: &ShardRecord) -> Vec<String> {
 fn check_shared(pieces: &[Piece], shared: &[String]) -> Result<(), MergeError> {
     let first = &pieces[0];
     for piece in &pieces[1..] {
-        let mut files: Vec<&String> = shared.iter().collect();
-        let listed_alike = piece.record.item_outputs == first.record.item_outputs;
-        if !listed_alike {
+        if piece.record.item_outputs != first.record.item_outputs {
             return Err(MergeError::Differs {
                 shard: piece.dir.clone(),
                 first: first.dir.clone(),
                 file: format!("{SHARD_FILE} (item_outputs)"),
             });
         }
-        files.sort();
-        for file in files {
+        for file in shared {
             if read(&piece.dir.join(file))? != read(&first.dir.join(file))? {
                 return Err(MergeError::Differs {
                     shard: piece.dir.clone(),
@@ -236,9 +229,15 @@ fn check_shared(pieces: &[Piece], shared: &[String]) -> Result<(), MergeError> {
 }
 
 /// One per-item output of the whole run: each shard's rows (after a CSV
-/// header), checked to be exactly the items it owns, put back in the
-/// prompts' order; a JSON record becomes the list of the shards' records.
-fn interleave(pieces: &[Piece], ids: &[String], file: &str) -> Result<Vec<u8>, MergeError> {
+/// header), checked to be exactly the items it owns (`owners[k]` owns
+/// `ids[k]`), put back in the prompts' order; a JSON record becomes the
+/// list of the shards' records.
+fn interleave(
+    pieces: &[Piece],
+    ids: &[String],
+    owners: &[usize],
+    file: &str,
+) -> Result<Vec<u8>, MergeError> {
     if file.ends_with(".json") {
         let mut records = Vec::with_capacity(pieces.len());
         for piece in pieces {
@@ -254,9 +253,8 @@ fn interleave(pieces: &[Piece], ids: &[String], file: &str) -> Result<Vec<u8>, M
         return Ok((text.unwrap_or_default() + "\n").into_bytes());
     }
     let csv = file.ends_with(".csv");
-    let count = pieces.len();
     let mut header: Option<String> = None;
-    let mut rows: Vec<std::vec::IntoIter<(String, String)>> = Vec::with_capacity(count);
+    let mut rows: Vec<std::vec::IntoIter<(String, String)>> = Vec::with_capacity(pieces.len());
     for piece in pieces {
         let path = piece.dir.join(file);
         let text = String::from_utf8(read(&path)?).map_err(|e| MergeError::Unreadable {
@@ -273,7 +271,9 @@ fn interleave(pieces: &[Piece], ids: &[String], file: &str) -> Result<Vec<u8>, M
         }
         let owned: Vec<&String> = ids
             .iter()
-            .filter(|id| owner(id, count) == piece.record.shard.index)
+            .zip(owners)
+            .filter(|(_, owner)| **owner == piece.record.shard.index)
+            .map(|(id, _)| id)
             .collect();
         let keyed: Vec<(String, String)> = lines
             .iter()
@@ -287,9 +287,9 @@ fn interleave(pieces: &[Piece], ids: &[String], file: &str) -> Result<Vec<u8>, M
         out += &header;
         out.push('\n');
     }
-    for id in ids {
+    for &owner in owners {
         // check_items made each shard's rows its owned ids in order.
-        if let Some((_, line)) = rows[owner(id, count)].next() {
+        if let Some((_, line)) = rows[owner].next() {
             out += &line;
             out.push('\n');
         }
