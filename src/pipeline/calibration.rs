@@ -9,7 +9,6 @@ use super::PipelineError;
 use super::artifacts::stage_error;
 use super::config::{MULTICALIBRATION, RunConfig, enum_value};
 use super::generation::generation_params;
-use super::tables::{Named, header, with_ci};
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
@@ -21,6 +20,8 @@ use crate::calibrate::{
     CutoffParams, Provenance,
 };
 use crate::digest::sha256_hex;
+use crate::report::run::ReportTable;
+use crate::report::table::{header, with_ci};
 
 /// What the calibration stage computes and lays out, as a number in its
 /// input hash: raised whenever a metric, table or file of the report
@@ -154,7 +155,7 @@ pub(crate) struct CellRow<'a> {
 /// The decision section: per cell and target precision, the accept cutoff
 /// (or "none"), its coverage and realised precision, with links to the
 /// calibrator file and the risk–coverage figure.
-pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
+pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> ReportTable {
     let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
     let procedure = rows
         .first()
@@ -180,8 +181,8 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> Named {
             table_rows.push(cells);
         }
     }
-    Named {
-        file: "decisions",
+    ReportTable {
+        file: "decisions".into(),
         title: format!(
             "Decisions: accept cutoffs on the raw confidence with a precision guarantee \
              (Learn-then-Test, {procedure}, exact binomial test, δ = {delta}); below a cutoff \
@@ -349,7 +350,7 @@ fn correct_items(report: &CalibrationReport) -> usize {
 /// rescaled, with their bootstrap intervals: the binned ECE beside its
 /// equal-mass version, smooth ECE, the debiased L2 error, the CORP
 /// decomposition of the Brier score, Spiegelhalter's test and AURC.
-pub(crate) fn metrics_table(key: &[&str], rows: &[CellRow]) -> Named {
+pub(crate) fn metrics_table(key: &[&str], rows: &[CellRow]) -> ReportTable {
     let mut table_rows = Vec::new();
     for row in rows {
         let evaluations = [
@@ -375,8 +376,8 @@ pub(crate) fn metrics_table(key: &[&str], rows: &[CellRow]) -> Named {
             table_rows.push(cells);
         }
     }
-    Named {
-        file: "metrics",
+    ReportTable {
+        file: "metrics".into(),
         title: "Calibration beyond the seeds' tables: ECE over equal-width and equal-mass bins, \
                 smooth ECE (Blasiok and Nakkiran 2024), the debiased L2 error (Kumar et al. \
                 2019), the CORP decomposition Brier = MCB - DSC + UNC (a negative skill score \
@@ -530,9 +531,9 @@ fn first_accept<'a>(own: &'a Option<ByGroup>, group: &str) -> Option<&'a Cutoff>
 }
 
 /// The run report's subgroup table.
-pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> Named {
-    Named {
-        file: "subgroups",
+pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> ReportTable {
+    ReportTable {
+        file: "subgroups".into(),
         title: "Calibration by subgroup at the first operating point: is the model calibrated \
                 for every group or only on average? (worst = largest smooth ECE after the \
                 single rescaler; each group's own accept cutoff at the first target precision, \

@@ -17,12 +17,13 @@ use super::artifacts::{failed, text_field};
 use super::calibration::CellRow;
 use super::config::RunConfig;
 use super::embedding::sentence_embeddings;
-use super::tables::{Named, header, value_with_interval};
 use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::multical::kmeans::kmeans;
 use crate::calibrate::multical::{FeatureColumn, FeatureValues};
 use crate::corpus::code_metrics::{CodeMetrics, code_metrics};
 use crate::models::ModelHome;
+use crate::report::run::ReportTable;
+use crate::report::table::{header, value_with_interval};
 
 fn metrics(item: &ItemFacts) -> CodeMetrics {
     code_metrics(item.code, item.language).unwrap_or_default()
@@ -159,7 +160,7 @@ pub(crate) fn task_features(
 /// The multicalibration tables, where the cells were multicalibrated: the
 /// summary (per cell, the worst group before and after, Brier skill and
 /// multicalibration error), then every group of every cell.
-pub(crate) fn multicalibration_tables(key: &[&str], rows: &[CellRow]) -> Vec<Named> {
+pub(crate) fn multicalibration_tables(key: &[&str], rows: &[CellRow]) -> Vec<ReportTable> {
     multicalibration_table(key, rows)
         .into_iter()
         .chain(group_table(key, rows))
@@ -169,7 +170,7 @@ pub(crate) fn multicalibration_tables(key: &[&str], rows: &[CellRow]) -> Vec<Nam
 /// Each group of each multicalibrated cell: n, success rate, and ECE,
 /// smooth ECE and Brier skill raw, after the base rescaler and after the
 /// patches, out of fold.
-fn group_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
+fn group_table(key: &[&str], rows: &[CellRow]) -> Option<ReportTable> {
     let number = |v: f64| {
         if v.is_finite() {
             format!("{v:.3}")
@@ -202,8 +203,8 @@ fn group_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
     if table_rows.is_empty() {
         return None;
     }
-    Some(Named {
-        file: "multicalibration_groups",
+    Some(ReportTable {
+        file: "multicalibration_groups".into(),
         title: "Multicalibration by group, out of fold: each group's calibration raw, after the \
                 base rescaler and after the group patches"
             .into(),
@@ -226,7 +227,7 @@ fn group_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
     })
 }
 
-fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
+fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<ReportTable> {
     let fmt = |v: &WithInterval| value_with_interval(v.value, v.ci);
     let table_rows: Vec<Vec<String>> = rows
         .iter()
@@ -251,8 +252,8 @@ fn multicalibration_table(key: &[&str], rows: &[CellRow]) -> Option<Named> {
     if table_rows.is_empty() {
         return None;
     }
-    Some(Named {
-        file: "multicalibration",
+    Some(ReportTable {
+        file: "multicalibration".into(),
         title: "Multicalibration after the base rescaler (Hébert-Johnson et al. 2018), out of \
                 fold: the worst group by the base rescaler's ECE, before and after, and Brier \
                 skill, multicalibration error and grouping loss (Perez-Lebel et al.: the \

@@ -5,10 +5,11 @@
 
 use serde_json::Value;
 
-use super::tables::{Named, header, with_ci};
 use crate::calibrate::CalibrationReport;
 use crate::confidence::agreement::{CODE_MEASURES, SUMMARY_MEASURES};
 use crate::confidence::reflective::Measure;
+use crate::report::run::ReportTable;
+use crate::report::table::{header, with_ci};
 
 /// One model x measure's row.
 pub(crate) struct SourceRow<'a> {
@@ -64,7 +65,7 @@ pub(crate) fn tokens_per_item(rows: &[&Value], measure: &str) -> Option<f64> {
     Some(total as f64 / rows.len() as f64)
 }
 
-pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> Named {
+pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
     let table_rows = rows
         .iter()
         .map(|row| {
@@ -85,8 +86,8 @@ pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> Named {
             cells
         })
         .collect();
-    Named {
-        file: "sources",
+    ReportTable {
+        file: "sources".into(),
         title: "Confidence sources: every measure on the same items, with how well it ranks \
                 (AUC), its Brier skill score raw and rescaled (out of fold), and its cost in \
                 generated tokens per item (the answer's own, plus the samples an agreement \

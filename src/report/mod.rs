@@ -9,6 +9,7 @@ mod bar_chart;
 mod decisions;
 mod html;
 mod multicalibration;
+pub mod paper;
 mod reliability;
 mod risk_coverage;
 pub mod run;
@@ -33,6 +34,7 @@ pub use risk_coverage::risk_coverage_svg;
 pub use smooth_reliability::smooth_reliability_svg;
 pub use thresholds::{
     Provenance, metric_origin, roc_svg, threshold_file_name, thresholds_markdown, thresholds_toml,
+    toml_string,
 };
 
 /// The label a metric carries in the tables.

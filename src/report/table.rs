@@ -1,6 +1,30 @@
 //! A grid of text cells (a header and rows) as CSV and as a LaTeX `tabular`,
-//! with the one LaTeX escape every table uses. The run's tables are written
-//! with these; what goes in the cells is the caller's.
+//! with the one LaTeX escape every table uses, and the one cell format of a
+//! number with its bootstrap interval. The run's tables are written with
+//! these; what goes in the cells is the caller's.
+
+use crate::calibrate::Evaluation;
+
+/// "0.123 [0.100, 0.150]", or "-" where there is no value.
+pub fn with_ci(value: Option<f64>, evaluation: &Evaluation, name: &str) -> String {
+    let Some(value) = value.filter(|v| v.is_finite()) else {
+        return "-".into();
+    };
+    value_with_interval(value, evaluation.ci.get(name).copied().flatten())
+}
+
+/// "0.123 [0.100, 0.150]", or the value alone without an interval.
+pub fn value_with_interval(value: f64, ci: Option<[f64; 2]>) -> String {
+    match ci {
+        Some([low, high]) => format!("{value:.3} [{low:.3}, {high:.3}]"),
+        None => format!("{value:.3}"),
+    }
+}
+
+/// A header row: the key columns, then the value columns.
+pub fn header(first: &[&str], rest: &[&str]) -> Vec<String> {
+    first.iter().chain(rest).map(|s| s.to_string()).collect()
+}
 
 /// Text for a LaTeX cell: `_`, `%` and `&` escaped, and the collapse mark
 /// `‡` as a superscript dagger.

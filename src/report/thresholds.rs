@@ -101,9 +101,22 @@ pub fn threshold_file_name(metric: &str) -> String {
     format!("{stem}.toml")
 }
 
+/// `text` as a TOML basic string: how a thresholds file holds its strings,
+/// and how the run report quotes the file's command.
+pub fn toml_string(text: &str) -> String {
+    let escaped = toml::Value::String(text.to_owned()).to_string();
+    // The toml crate picks a literal string for text with quotes; a basic
+    // string keeps the files' one style.
+    if escaped.starts_with('"') {
+        escaped
+    } else {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
 /// The TOML file of one metric.
 pub fn thresholds_toml(m: &MetricThresholds, provenance: &Provenance) -> String {
-    let quote = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
+    let quote = toml_string;
     let array = |ci: Option<[f64; 2]>| ci.map(|[lo, hi]| format!("[{lo:.6}, {hi:.6}]"));
     let (model, scale) = metric_origin(&m.metric);
     let mut out = format!(

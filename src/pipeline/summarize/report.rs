@@ -9,10 +9,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::artifact::{create_dir, write_atomic};
-use crate::calibrate::calibrator::LabelDefinition;
-use crate::calibrate::{
-    CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
-};
+use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Method, calibrate};
 use crate::confidence::agreement::SUMMARY_MEASURES;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
@@ -27,10 +25,16 @@ use crate::pipeline::multicalibration::{
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
-use crate::pipeline::tables::{Named, header, with_ci, write_all};
+use crate::pipeline::tables::write_all;
+use crate::report::paper::summarization::{self, SummaryResult};
+use crate::report::run::ReportTable;
 use crate::report::run::{CellView, ItemText, ItemView, Section};
+use crate::report::table::{header, with_ci};
+use crate::report::toml_string;
 use crate::table::{Format, Table};
-use crate::thresholds::file::{OperatingPointName, read_threshold};
+use crate::thresholds::file::{
+    OperatingPointName, ThresholdsSummary, read_summary, read_threshold,
+};
 
 /// The summarization seed's Table I columns, in its order, with the score
 /// column each reads; InferSent has none (see [`INFERSENT`]).
@@ -96,34 +100,6 @@ pub(crate) fn calibrate_and_report(
     labels: &[String],
 ) -> Result<(), PipelineError> {
     let options = calibrate_options(config)?;
-    let mut points = Vec::new();
-    for name in &config.scoring.operating_points {
-        let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
-        let threshold = read_threshold(&config.scoring.thresholds, point)
-            .map_err(stage_error)?
-            .threshold;
-        points.push((point.section().to_owned(), threshold));
-    }
-    let measures: Vec<(String, bool)> = config
-        .calibration
-        .confidence
-        .iter()
-        .map(|m| (m.clone(), false))
-        .chain(
-            config
-                .generation
-                .reflective
-                .iter()
-                .map(|m| (m.clone(), true)),
-        )
-        .chain(
-            SUMMARY_MEASURES
-                .iter()
-                .filter(|_| config.generation.samples > 0)
-                .map(|m| (m.to_string(), false)),
-        )
-        .collect();
-    let metric = &config.scoring.metric;
     let raw_only = CalibrateOptions {
         method: Method::None,
         multicalibration: None,
@@ -134,162 +110,301 @@ pub(crate) fn calibrate_and_report(
         smooth_ece: false,
         ..raw_only.clone()
     };
-    let mut cells = Vec::new();
-    let mut subgroup_cells = Vec::new();
-    let mut spearman = Vec::new();
-    let mut notes = Vec::new();
-    let mut views = Vec::new();
+    let run = RunCells {
+        config,
+        dir,
+        metric: &config.scoring.metric,
+        points: operating_points(config)?,
+        measures: summary_measures(config),
+        options,
+        raw_only,
+        spearman_only,
+    };
+    let mut gathered = Gathered::default();
     let template = config.prompt.template_text().map_err(stage_error)?;
     for label in labels {
         let mut rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut rows)?;
         let generator = generator(config, &rows, &template)?;
-        let mut items = load_items(dir, label, &rows, views.len())?;
+        let mut items = load_items(dir, label, &rows, gathered.views.len())?;
         let codes: Vec<&str> = items.iter().map(|i| i.code.as_str()).collect();
         let clusters = code_clusters(config, &codes)?;
         for (item, cluster) in items.iter_mut().zip(clusters) {
             item.code_cluster = cluster;
         }
-        views.extend(item_views(label, &rows, &items, metric));
-        write_labels(dir, label, &items, metric, &measures, &points)?;
-        for language in items
-            .iter()
-            .map(|i| i.language.clone())
-            .collect::<std::collections::BTreeSet<_>>()
-        {
-            let items: Vec<&Item> = items.iter().filter(|i| i.language == language).collect();
-            let language_rows: Vec<&Value> = rows
-                .iter()
-                .filter(|row| text_field(row, "language") == language)
-                .collect();
-            for (measure, reflective) in &measures {
-                let rows: Vec<&Item> = items
+        gathered
+            .views
+            .extend(item_views(label, &rows, &items, run.metric));
+        write_labels(dir, label, &items, run.metric, &run.measures, &run.points)?;
+        let languages: std::collections::BTreeSet<&str> =
+            items.iter().map(|i| i.language.as_str()).collect();
+        for language in languages {
+            let model = Model {
+                language,
+                label,
+                generator: &generator,
+                items: items.iter().filter(|i| i.language == language).collect(),
+                rows: rows
                     .iter()
-                    .copied()
-                    .filter(|i| {
-                        i.confidence.contains_key(measure) && i.similarity.contains_key(metric)
-                    })
-                    .collect();
-                if rows.is_empty() {
-                    continue;
-                }
-                let data = |target: &str, threshold: f64| CalibrationData {
-                    confidence: rows.iter().map(|i| i.confidence[measure]).collect(),
-                    correct: rows
-                        .iter()
-                        .map(|i| correct_at(i.similarity[metric], threshold))
-                        .collect(),
-                    groups: Some(rows.iter().map(|i| i.repo.clone()).collect()),
-                    target: Some(
-                        rows.iter()
-                            .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
-                            .collect(),
-                    ),
-                    features: feature_columns(
-                        &config.calibration.group_features,
-                        &rows
-                            .iter()
-                            .map(|i| ItemFacts {
-                                language: &i.language,
-                                repository: &i.repo,
-                                code: &i.code,
-                                code_chars: i.code_chars,
-                                answer_chars: i.summary_chars,
-                                code_cluster: &i.code_cluster,
-                            })
-                            .collect::<Vec<_>>(),
-                    ),
-                };
-                for (point, threshold) in &points {
-                    let data = data(metric, *threshold);
-                    // Rescaling needs both classes in every training fold; where a
-                    // threshold leaves too few of one, the raw numbers still stand.
-                    let report = match calibrate(&data, &options) {
-                        Ok(report) => report,
-                        Err(e) => {
-                            notes.push(format!(
-                                "{language} {label} {measure} at {point}: not rescaled ({e})"
-                            ));
-                            calibrate(&data, &raw_only).map_err(stage_error)?
-                        }
-                    };
-                    let files = CellFiles {
-                        parts: vec![&language, label, measure, point],
-                        measure,
-                        label: LabelDefinition {
-                            column: metric.clone(),
-                            threshold: Some(*threshold),
-                            thresholds_file: Some(config.scoring.thresholds.display().to_string()),
-                            operating_point: Some(point.clone()),
-                            metric: Some(metric.clone()),
-                        },
-                        generator: Some(generator.clone()),
-                    };
-                    let view = CellView::new(
-                        &CELL_KEY,
-                        vec![
-                            language.clone(),
-                            label.clone(),
-                            measure.clone(),
-                            point.clone(),
-                        ],
-                        files.calibration_dir(),
-                        &report,
-                        &data.confidence,
-                        &data.correct,
-                        &rows.iter().map(|i| i.index).collect::<Vec<_>>(),
-                    );
-                    files.write(dir, &report)?;
-                    if point == &points[0].0 {
-                        let lengths = |f: fn(&Item) -> usize| -> Vec<usize> {
-                            rows.iter().map(|i| f(i)).collect()
-                        };
-                        let key = vec![language.clone(), label.clone(), measure.clone()];
-                        subgroup_cells.extend(subgroup_rows(
-                            &key,
-                            &[
-                                ("code length", tertiles(&lengths(|i| i.code_chars), "chars")),
-                                (
-                                    "summary length",
-                                    tertiles(&lengths(|i| i.summary_chars), "chars"),
-                                ),
-                            ],
-                            &[("repository", rows.iter().map(|i| i.repo.clone()).collect())],
-                            &data,
-                            &report,
-                            &options,
-                        ));
-                    }
-                    cells.push(Cell {
-                        tokens_per_item: tokens_per_item(&language_rows, measure),
-                        language: language.clone(),
-                        model: label.clone(),
-                        measure: measure.clone(),
-                        reflective: *reflective,
-                        point: point.clone(),
-                        report,
-                        view,
-                    });
-                }
-                let mut rhos = vec![language.clone(), label.clone(), measure.clone()];
-                for (_, column) in TABLE_ONE {
-                    let Some(target) = column else {
-                        rhos.push("n/a".into());
-                        continue;
-                    };
-                    let report = calibrate(&data(target, points[0].1), &spearman_only)
-                        .map_err(stage_error)?;
-                    rhos.push(with_ci(
-                        report.raw.metrics.spearman,
-                        &report.raw,
-                        "spearman",
-                    ));
-                }
-                spearman.push(rhos);
+                    .filter(|row| text_field(row, "language") == language)
+                    .collect(),
+            };
+            for (measure, reflective) in &run.measures {
+                run.measure_cells(&model, measure, *reflective, &mut gathered)?;
             }
         }
     }
-    write_tables(config, dir, cells, spearman, subgroup_cells, notes, views)
+    write_tables(config, dir, gathered)
+}
+
+/// Each operating point of the config with its threshold from the thresholds file.
+fn operating_points(config: &RunConfig) -> Result<Vec<(String, f64)>, PipelineError> {
+    let mut points = Vec::new();
+    for name in &config.scoring.operating_points {
+        let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
+        let threshold = read_threshold(&config.scoring.thresholds, point)
+            .map_err(stage_error)?
+            .threshold;
+        points.push((point.section().to_owned(), threshold));
+    }
+    Ok(points)
+}
+
+/// The measures to calibrate, each marked whether it is a reflective one.
+fn summary_measures(config: &RunConfig) -> Vec<(String, bool)> {
+    let samples = config.generation.samples > 0;
+    let plain = config
+        .calibration
+        .confidence
+        .iter()
+        .map(|m| (m.clone(), false));
+    let reflective = config
+        .generation
+        .reflective
+        .iter()
+        .map(|m| (m.clone(), true));
+    let agreement = SUMMARY_MEASURES
+        .iter()
+        .filter(|_| samples)
+        .map(|m| (m.to_string(), false));
+    plain.chain(reflective).chain(agreement).collect()
+}
+
+/// What the calibration loop gathers for the tables.
+#[derive(Default)]
+struct Gathered {
+    cells: Vec<Cell>,
+    subgroup_cells: Vec<Vec<String>>,
+    spearman: Vec<Vec<String>>,
+    notes: Vec<String>,
+    views: Vec<ItemView>,
+}
+
+/// What every cell of the run is calibrated with.
+struct RunCells<'a> {
+    config: &'a RunConfig,
+    dir: &'a Path,
+    /// The labelling similarity metric.
+    metric: &'a str,
+    points: Vec<(String, f64)>,
+    measures: Vec<(String, bool)>,
+    options: CalibrateOptions,
+    raw_only: CalibrateOptions,
+    spearman_only: CalibrateOptions,
+}
+
+/// One model's items in one language.
+struct Model<'a> {
+    language: &'a str,
+    label: &'a str,
+    generator: &'a Generator,
+    items: Vec<&'a Item>,
+    rows: Vec<&'a Value>,
+}
+
+impl RunCells<'_> {
+    /// The cells of one measure of `model` at every operating point, its
+    /// subgroup rows at the first, and its row of Table I.
+    fn measure_cells(
+        &self,
+        model: &Model,
+        measure: &str,
+        reflective: bool,
+        out: &mut Gathered,
+    ) -> Result<(), PipelineError> {
+        let items: Vec<&Item> = model
+            .items
+            .iter()
+            .copied()
+            .filter(|i| {
+                i.confidence.contains_key(measure) && i.similarity.contains_key(self.metric)
+            })
+            .collect();
+        if items.is_empty() {
+            return Ok(());
+        }
+        for (i, point) in self.points.iter().enumerate() {
+            let (cell, data) = self.cell(model, measure, reflective, point, &items, out)?;
+            if i == 0 {
+                out.subgroup_cells.extend(self.subgroups(
+                    model,
+                    measure,
+                    &items,
+                    &data,
+                    &cell.report,
+                ));
+            }
+            out.cells.push(cell);
+        }
+        let mut rhos = vec![
+            model.language.to_owned(),
+            model.label.to_owned(),
+            measure.to_owned(),
+        ];
+        for (_, column) in TABLE_ONE {
+            let Some(target) = column else {
+                rhos.push("n/a".into());
+                continue;
+            };
+            let data = self.data(&items, measure, target, self.points[0].1);
+            let report = calibrate(&data, &self.spearman_only).map_err(stage_error)?;
+            rhos.push(with_ci(
+                report.raw.metrics.spearman,
+                &report.raw,
+                "spearman",
+            ));
+        }
+        out.spearman.push(rhos);
+        Ok(())
+    }
+
+    /// One cell at `point` (its name and threshold): calibrated (raw where
+    /// rescaling cannot be had, with a note), its files written, and its data.
+    fn cell(
+        &self,
+        model: &Model,
+        measure: &str,
+        reflective: bool,
+        (point, threshold): &(String, f64),
+        items: &[&Item],
+        out: &mut Gathered,
+    ) -> Result<(Cell, CalibrationData), PipelineError> {
+        let (language, label, threshold) = (model.language, model.label, *threshold);
+        let data = self.data(items, measure, self.metric, threshold);
+        // Rescaling needs both classes in every training fold; where a
+        // threshold leaves too few of one, the raw numbers still stand.
+        let report = match calibrate(&data, &self.options) {
+            Ok(report) => report,
+            Err(e) => {
+                out.notes.push(format!(
+                    "{language} {label} {measure} at {point}: not rescaled ({e})"
+                ));
+                calibrate(&data, &self.raw_only).map_err(stage_error)?
+            }
+        };
+        let files = CellFiles {
+            parts: vec![language, label, measure, point],
+            measure,
+            label: LabelDefinition {
+                column: self.metric.to_owned(),
+                threshold: Some(threshold),
+                thresholds_file: Some(self.config.scoring.thresholds.display().to_string()),
+                operating_point: Some(point.to_owned()),
+                metric: Some(self.metric.to_owned()),
+            },
+            generator: Some(model.generator.clone()),
+        };
+        let key = [language, label, measure, point]
+            .map(str::to_owned)
+            .to_vec();
+        let view = CellView::new(
+            &CELL_KEY,
+            key,
+            files.calibration_dir(),
+            &report,
+            &data.confidence,
+            &data.correct,
+            &items.iter().map(|i| i.index).collect::<Vec<_>>(),
+        );
+        files.write(self.dir, &report)?;
+        let cell = Cell {
+            tokens_per_item: tokens_per_item(&model.rows, measure),
+            language: language.to_owned(),
+            model: label.to_owned(),
+            measure: measure.to_owned(),
+            reflective,
+            point: point.to_owned(),
+            report,
+            view,
+        };
+        Ok((cell, data))
+    }
+
+    /// The items labelled by `target` above `threshold`, grouped by repository.
+    fn data(
+        &self,
+        items: &[&Item],
+        measure: &str,
+        target: &str,
+        threshold: f64,
+    ) -> CalibrationData {
+        let facts: Vec<ItemFacts> = items
+            .iter()
+            .map(|i| ItemFacts {
+                language: &i.language,
+                repository: &i.repo,
+                code: &i.code,
+                code_chars: i.code_chars,
+                answer_chars: i.summary_chars,
+                code_cluster: &i.code_cluster,
+            })
+            .collect();
+        CalibrationData {
+            confidence: items.iter().map(|i| i.confidence[measure]).collect(),
+            correct: items
+                .iter()
+                .map(|i| correct_at(i.similarity[self.metric], threshold))
+                .collect(),
+            groups: Some(items.iter().map(|i| i.repo.clone()).collect()),
+            target: Some(
+                items
+                    .iter()
+                    .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
+                    .collect(),
+            ),
+            features: feature_columns(&self.config.calibration.group_features, &facts),
+        }
+    }
+
+    /// The subgroup rows of one cell: by code and summary length, and by repository.
+    fn subgroups(
+        &self,
+        model: &Model,
+        measure: &str,
+        items: &[&Item],
+        data: &CalibrationData,
+        report: &CalibrationReport,
+    ) -> Vec<Vec<String>> {
+        let lengths =
+            |f: fn(&Item) -> usize| -> Vec<usize> { items.iter().map(|i| f(i)).collect() };
+        let key = [model.language, model.label, measure]
+            .map(str::to_owned)
+            .to_vec();
+        subgroup_rows(
+            &key,
+            &[
+                ("code length", tertiles(&lengths(|i| i.code_chars), "chars")),
+                (
+                    "summary length",
+                    tertiles(&lengths(|i| i.summary_chars), "chars"),
+                ),
+            ],
+            &[("repository", items.iter().map(|i| i.repo.clone()).collect())],
+            data,
+            report,
+            &self.options,
+        )
+    }
 }
 
 /// The names of a summarization cell's key.
@@ -436,30 +551,14 @@ fn write_labels(
     Ok(())
 }
 
-/// Success rate, ECE (‡ under bucket collapse), Brier and skill of one evaluation.
-fn calibration_columns(evaluation: &Evaluation, collapsed: bool) -> Vec<String> {
-    let m = &evaluation.metrics;
-    let mark = if collapsed { " ‡" } else { "" };
-    vec![
-        m.n.to_string(),
-        with_ci(Some(m.base_rate), evaluation, "base_rate"),
-        with_ci(Some(m.ece), evaluation, "ece") + mark,
-        with_ci(Some(m.brier), evaluation, "brier"),
-        with_ci(m.skill_score, evaluation, "skill_score"),
-    ]
-}
-
-const CALIBRATION_HEADER: [&str; 5] = ["n", "success rate", "ECE", "Brier", "skill score"];
-
-fn write_tables(
-    config: &RunConfig,
-    dir: &Path,
-    cells: Vec<Cell>,
-    spearman: Vec<Vec<String>>,
-    subgroup_cells: Vec<Vec<String>>,
-    notes: Vec<String>,
-    items: Vec<ItemView>,
-) -> Result<(), PipelineError> {
+fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<(), PipelineError> {
+    let Gathered {
+        cells,
+        subgroup_cells,
+        spearman,
+        notes,
+        views: items,
+    } = gathered;
     let cells = &cells[..];
     let metric = &config.scoring.metric;
     let first_point = config
@@ -470,8 +569,8 @@ fn write_tables(
         .unwrap_or_default();
     let key = ["language", "model", "measure"];
     let one_columns: Vec<&str> = TABLE_ONE.iter().map(|(name, _)| *name).collect();
-    let mut tables = vec![Named {
-        file: "table1",
+    let mut tables = vec![ReportTable {
+        file: "table1".into(),
         title: format!(
             "Table I: Spearman's rho between confidence and each similarity metric (95% CI); \
              {INFERSENT}"
@@ -479,84 +578,44 @@ fn write_tables(
         header: header(&key, &one_columns),
         rows: spearman,
     }];
-    tables.push(table_two(config));
-    let at = |point: &str, reflective: bool| -> Vec<&Cell> {
-        cells
-            .iter()
-            .filter(|c| c.point == point && c.reflective == reflective)
-            .collect()
-    };
-    // Bucket collapse is a property of the rescaled confidences only.
-    let row = |c: &Cell, evaluation: &Evaluation, collapsed: bool| {
-        let mut r = vec![c.language.clone(), c.model.clone(), c.measure.clone()];
-        r.extend(calibration_columns(evaluation, collapsed));
-        r
-    };
-    tables.push(Named {
-        file: "table3",
-        title: format!(
-            "Table III: raw calibration at the {first_point} threshold{}",
-            if config.prompt.asap {
-                ", ASAP + BM25 few-shot prompts"
-            } else {
-                ""
-            }
-        ),
-        header: header(&key, &CALIBRATION_HEADER),
-        rows: at(&first_point, false)
-            .into_iter()
-            .map(|c| row(c, &c.report.raw, false))
-            .collect(),
-    });
-    let rescaled = |c: &Cell| {
-        c.report
-            .rescaled
-            .as_ref()
-            .map(|e| row(c, e, c.report.bucket_collapse))
-    };
-    // With ASAP's prompts the rescaled table is the paper's Table V.
-    let (file, name) = if config.prompt.asap {
-        ("table5", "Table V (ASAP + BM25 few-shot prompts)")
-    } else {
-        ("table4", "Table IV")
-    };
-    tables.push(Named {
-        file,
-        title: format!(
-            "{name}: {}-rescaled calibration at the {first_point} threshold, {}-fold {} cross-validation",
-            config.calibration.method, config.calibration.folds, config.calibration.cv
-        ),
-        header: header(&key, &CALIBRATION_HEADER),
-        rows: at(&first_point, false).into_iter().filter_map(rescaled).collect(),
-    });
-    let others: Vec<&String> = config
+    // Table II and the ROC section read the thresholds file; without one they say "-".
+    let summary = read_summary(&config.scoring.thresholds).ok();
+    tables.push(table_two(config, summary.as_ref()));
+    let results: Vec<SummaryResult> = cells
+        .iter()
+        .map(|c| SummaryResult {
+            language: &c.language,
+            model: &c.model,
+            measure: &c.measure,
+            point: &c.point,
+            reflective: c.reflective,
+            report: &c.report,
+        })
+        .collect();
+    let asap = config.prompt.asap;
+    let folds = format!(
+        "{}-fold {}",
+        config.calibration.folds, config.calibration.cv
+    );
+    let others: Vec<&str> = config
         .scoring
         .operating_points
         .iter()
-        .filter(|p| **p != first_point)
+        .map(String::as_str)
+        .filter(|p| *p != first_point)
         .collect();
-    tables.push(table_six(cells, &first_point, &others));
-    let mut seven = Vec::new();
-    for c in at(&first_point, true) {
-        let mut raw = row(c, &c.report.raw, false);
-        raw.insert(3, "raw".into());
-        seven.push(raw);
-        if let Some(mut r) = rescaled(c) {
-            r.insert(3, "rescaled".into());
-            seven.push(r);
-        }
-    }
-    tables.push(Named {
-        file: "table7",
-        title: format!(
-            "Table VII: reflective measures at the {first_point} threshold, raw and rescaled"
+    tables.extend([
+        summarization::table3(&results, &first_point, asap),
+        summarization::rescaled_table(
+            &results,
+            &first_point,
+            asap,
+            &config.calibration.method,
+            &folds,
         ),
-        header: header(
-            &["language", "model", "measure", "confidence"],
-            &CALIBRATION_HEADER,
-        ),
-        rows: seven,
-    });
+        summarization::table6(&results, &first_point, &others),
+        summarization::table7(&results, &first_point),
+    ]);
     let decision_rows: Vec<CellRow> = cells
         .iter()
         .map(|c| {
@@ -612,7 +671,7 @@ fn write_tables(
         config.calibration.bootstrap,
         sample_size_note(&decision_rows)
     );
-    let tables = write_all(dir, &tables)?;
+    let tables = write_all(dir, tables)?;
     // The metric's ROC depends on the human ratings, not on this run: the
     // command that chose the thresholds draws it.
     let roc = Section {
@@ -620,7 +679,10 @@ fn write_tables(
         body: format!(
             "Drawn (roc.svg, roc.png) by the command that made the thresholds file, run from \
              the repository root: {}\n\n",
-            thresholds_value(config, "command ")
+            summary
+                .as_ref()
+                .and_then(|s| s.command.as_deref())
+                .map_or_else(|| "-".into(), toml_string)
         ),
     };
     let mut diagrams = String::new();
@@ -670,83 +732,21 @@ fn corpus_files(config: &RunConfig) -> Vec<String> {
     }
 }
 
-/// Table VI as the summarization seed lays it out: per language, model and
-/// measure, the rescaled success rate, Brier, ECE and skill score, each
-/// given at every other operating point side by side (its High P | High R).
-fn table_six(cells: &[Cell], first_point: &str, others: &[&String]) -> Named {
-    let metrics = ["success rate", "Brier", "ECE", "skill score"];
-    let mut columns = Vec::new();
-    for metric in metrics {
-        for point in others {
-            columns.push(format!("{metric} ({point})"));
-        }
-    }
-    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut rows = Vec::new();
-    for base in cells
-        .iter()
-        .filter(|c| c.point == first_point && !c.reflective)
-    {
-        let at = |point: &str| {
-            cells.iter().find(|c| {
-                c.point == point
-                    && c.language == base.language
-                    && c.model == base.model
-                    && c.measure == base.measure
-                    && !c.reflective
-            })
-        };
-        let mut row = vec![
-            base.language.clone(),
-            base.model.clone(),
-            base.measure.clone(),
-        ];
-        // calibration_columns: n, success rate, ECE, Brier, skill score.
-        for index in [1, 3, 2, 4] {
-            for point in others {
-                let value = at(point).and_then(|c| {
-                    let rescaled = c.report.rescaled.as_ref()?;
-                    Some(calibration_columns(rescaled, c.report.bucket_collapse)[index].clone())
-                });
-                row.push(value.unwrap_or_else(|| "-".into()));
-            }
-        }
-        rows.push(row);
-    }
-    Named {
-        file: "table6",
-        title: "Table VI: rescaled calibration at the other operating points, each metric \
-                side by side per threshold as the seed lays it out"
-            .into(),
-        header: header(&["language", "model", "measure"], &columns),
-        rows,
-    }
-}
-
-/// The raw TOML value of a top-level `key` of the thresholds file, or "-".
-fn thresholds_value(config: &RunConfig, key: &str) -> String {
-    let text = std::fs::read_to_string(&config.scoring.thresholds).unwrap_or_default();
-    text.lines()
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix(key)
-                .and_then(|r| r.trim_start().strip_prefix('='))
-        })
-        .map(|v| v.trim().to_owned())
-        .unwrap_or_else(|| "-".into())
-}
-
-/// Table II: the AUC of the labelling metric against human ratings, as its thresholds file records it.
-fn table_two(config: &RunConfig) -> Named {
-    let value = |key: &str| thresholds_value(config, key);
-    Named {
-        file: "table2",
+/// Table II: the AUC of the labelling metric against human ratings, as its
+/// thresholds file records it ("-" for what the file leaves out).
+fn table_two(config: &RunConfig, summary: Option<&ThresholdsSummary>) -> ReportTable {
+    let auc = summary.and_then(|s| s.auc).map(|auc| format!("{auc:.6}"));
+    let ci = summary
+        .and_then(|s| s.auc_ci)
+        .map(|[low, high]| format!("[{low:.6}, {high:.6}]"));
+    ReportTable {
+        file: "table2".into(),
         title: "Table II: AUC of the similarity metric against human ratings".into(),
         header: header(&["metric", "AUC", "95% CI", "thresholds file"], &[]),
         rows: vec![vec![
             config.scoring.metric.clone(),
-            value("auc "),
-            value("auc_ci"),
+            auc.unwrap_or_else(|| "-".into()),
+            ci.unwrap_or_else(|| "-".into()),
             config.scoring.thresholds.display().to_string(),
         ]],
     }

@@ -23,13 +23,15 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::columns::{
-    ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, answer_token_measures, combination_column,
-    measure_column,
+    ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, Column, answer_token_measures,
+    combination_column, measure_column,
 };
 use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
-use crate::calibrate::calibrator::LabelDefinition;
+use crate::calibrate::BinSpec;
+use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::combine::Combination;
 use crate::calibrate::{
     CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
 };
@@ -46,14 +48,14 @@ use crate::pipeline::multicalibration::{self, multicalibration_tables};
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
-use crate::pipeline::tables::{Named, header, with_ci, write_all};
+use crate::pipeline::tables::write_all;
+use crate::report::paper::oyster::oyster_tables;
+use crate::report::paper::{MeasureResult, seed000};
+use crate::report::run::ReportTable;
 use crate::report::run::{CellView, ItemText, ItemView, Section};
+use crate::report::table::header;
 use crate::task::Problem;
 use crate::task::datasets::Dataset;
-
-/// Below this rescaled skill score, seed 000 leaves the ECE out: the
-/// rescaled confidences have collapsed towards the success rate.
-const SKILL_FOR_ECE: f64 = 0.05;
 
 /// One model x measure result.
 struct Cell {
@@ -71,25 +73,67 @@ struct Cell {
     view: CellView,
 }
 
+impl Cell {
+    /// The cell as the papers' tables read it, with `report` (its own
+    /// calibration or the Oyster's Eq. 4 one).
+    fn result<'a>(&'a self, report: &'a CalibrationReport) -> MeasureResult<'a> {
+        MeasureResult {
+            model: &self.model,
+            measure: &self.measure,
+            report,
+            missing: self.missing,
+            extremes: self.extremes,
+        }
+    }
+}
+
 pub(crate) fn calibrate_and_report(
     config: &RunConfig,
     dataset: Dataset,
     dir: &Path,
     labels: &[String],
 ) -> Result<(), PipelineError> {
-    let options = calibrate_options(config)?;
     let problems = read_problems(&dir.join("problems.jsonl"))?;
     let lengths: Vec<usize> = problems
         .iter()
         .map(|p| p.reference_answer.chars().count())
         .collect();
-    let baseline = LengthBaseline::fit(&lengths);
-    // Cross-validation keeps a problem's group together: REval's questions
-    // about one program share a fold.
-    let groups: BTreeMap<&str, &str> = problems
+    let run = RunCells {
+        config,
+        dataset,
+        dir,
+        options: calibrate_options(config)?,
+        measures: task_measures(config, dataset),
+        baseline: LengthBaseline::fit(&lengths),
+        // Cross-validation keeps a problem's group together: REval's
+        // questions about one program share a fold.
+        groups: problems
+            .iter()
+            .map(|p| (p.id.as_str(), p.group.as_deref().unwrap_or(&p.id)))
+            .collect(),
+        problems: &problems,
+    };
+    let mut gathered = Gathered::default();
+    let mut turbulence = Turbulence::default();
+    for label in labels {
+        run.label_cells(label, &mut gathered, &mut turbulence)?;
+    }
+    let cells = &gathered.cells;
+    let combination_notes: Vec<String> = labels
         .iter()
-        .map(|p| (p.id.as_str(), p.group.as_deref().unwrap_or(&p.id)))
+        .filter_map(|l| combination_note(cells, l))
         .collect();
+    gathered.notes.extend(combination_notes);
+    if dataset == Dataset::Turbulence {
+        turbulence.report(dir, run.options.bins, &mut gathered)?;
+    }
+    write_tables(config, dataset, dir, gathered)
+}
+
+/// The measures to calibrate: the config's, Ask T/F normalised, the
+/// agreement measures, the learned combination and Turbulence's
+/// self-consistency where the run has them.
+fn task_measures(config: &RunConfig, dataset: Dataset) -> Vec<String> {
     let mut measures: Vec<String> = config
         .calibration
         .confidence
@@ -107,58 +151,99 @@ pub(crate) fn calibrate_and_report(
     if !config.calibration.combine.is_empty() {
         measures.push(COMBINATION.to_owned());
     }
-    let turbulence = dataset == Dataset::Turbulence;
-    if turbulence && config.dataset.rounds > 1 {
+    if dataset == Dataset::Turbulence && config.dataset.rounds > 1 {
         measures.push(turbulence::SELF_CONSISTENCY.to_owned());
     }
-    let mut turbulence_models = Vec::new();
-    let mut turbulence_views = Vec::new();
-    let mut cells = Vec::new();
-    let mut notes = Vec::new();
-    let mut outcomes = Vec::new();
-    let mut views = Vec::new();
-    for label in labels {
+    measures
+}
+
+/// What every cell of the run is calibrated with.
+struct RunCells<'a> {
+    config: &'a RunConfig,
+    dataset: Dataset,
+    dir: &'a Path,
+    options: CalibrateOptions,
+    measures: Vec<String>,
+    baseline: Option<LengthBaseline>,
+    problems: &'a [Problem],
+    /// Problem id -> its cross-validation group.
+    groups: BTreeMap<&'a str, &'a str>,
+}
+
+/// One model's answers, read for its cells.
+struct Answers<'a> {
+    label: &'a str,
+    generations: &'a [Value],
+    answer_measures: Vec<Option<AnswerMeasures>>,
+    generator: Generator,
+    /// Its items' places in the report data's item list.
+    item_indices: Vec<usize>,
+}
+
+/// Turbulence's answers and per-measure confidences, for its own tables.
+#[derive(Default)]
+struct Turbulence {
+    models: Vec<(String, Vec<turbulence::Answer>)>,
+    views: Vec<turbulence::MeasureView>,
+}
+
+impl RunCells<'_> {
+    /// Every cell of one model, with its outcome row and item views.
+    fn label_cells(
+        &self,
+        label: &str,
+        out: &mut Gathered,
+        turbulence: &mut Turbulence,
+    ) -> Result<(), PipelineError> {
+        let dir = self.dir;
         let mut generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut generations)?;
         let mut verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
-        if turbulence {
+        if self.dataset == Dataset::Turbulence {
             let answers = turbulence_answers(
-                &problems,
+                self.problems,
                 &mut generations,
                 &mut verdicts,
-                &mut notes,
+                &mut out.notes,
                 label,
             );
-            turbulence_models.push((label.clone(), answers));
+            turbulence.models.push((label.to_owned(), answers));
         }
-        let first_item = views.len();
-        views.extend(item_views(label, &problems, &generations, &verdicts));
-        let item_indices: Vec<usize> = (first_item..views.len()).collect();
+        let first_item = out.items.len();
+        out.items
+            .extend(item_views(label, self.problems, &generations, &verdicts));
         // A task's prompt wording is codecal's code for the task and style, so
         // the recipe, not a template file, is what the calibrator pins.
+        let config = self.config;
         let recipe = format!(
             "task={};style={};codecal={}",
             config.task,
             config.prompt.style.clone().unwrap_or_default(),
             env!("CARGO_PKG_VERSION")
         );
-        let generator = generator(config, &generations, &recipe)?;
-        outcomes.push(outcome_row(label, &verdicts));
+        out.outcomes.push(outcome_row(label, &verdicts));
         // Read each row's tokens once, not once per measure.
         let first_k = config.generation.first_k;
-        let answer_measures: Vec<Option<AnswerMeasures>> = generations
-            .iter()
-            .zip(&verdicts)
-            .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
-            .collect();
+        let answers = Answers {
+            label,
+            generator: generator(config, &generations, &recipe)?,
+            answer_measures: generations
+                .iter()
+                .zip(&verdicts)
+                .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
+                .collect(),
+            generations: &generations,
+            item_indices: (first_item..out.items.len()).collect(),
+        };
         let features = multicalibration::task_features(config, &generations, &verdicts)?;
         let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
-        for measure in &measures {
+        for measure in &self.measures {
             let (mut column, combination) = if measure == COMBINATION {
-                match combination_column(&config.calibration.combine, &seen, &options) {
+                match combination_column(&config.calibration.combine, &seen, &self.options) {
                     Ok((column, fit)) => (column, Some(fit)),
                     Err(e) => {
-                        notes.push(format!("{label} {COMBINATION}: not made ({e})"));
+                        out.notes
+                            .push(format!("{label} {COMBINATION}: not made ({e})"));
                         continue;
                     }
                 }
@@ -166,112 +251,124 @@ pub(crate) fn calibrate_and_report(
                 let column = measure_column(
                     &generations,
                     &verdicts,
-                    &answer_measures,
+                    &answers.answer_measures,
                     measure,
-                    baseline,
-                    &groups,
+                    self.baseline,
+                    &self.groups,
                 );
                 (column, None)
             };
             seen.insert(measure.clone(), column.data.clone());
             column.data.features = features.clone();
-            let data = &column.data;
-            let report = calibrate_or_raw(data, &options, &mut notes, label, measure)?;
-            let oyster = oyster_calibration(data, &options, &report, &mut notes, label, measure)?;
-            let dataset_name = format!("{dataset:?}").to_lowercase();
-            let files = CellFiles {
-                parts: vec![&dataset_name, label, measure],
-                measure,
-                label: LabelDefinition {
-                    column: "the oracle's verdict (passed)".into(),
-                    ..LabelDefinition::default()
-                },
-                generator: Some(generator.clone()),
-            };
-            let view = CellView::new(
-                &["model", "measure"],
-                vec![label.clone(), measure.clone()],
-                files.calibration_dir(),
-                &report,
-                &data.confidence,
-                &data.correct,
-                &item_indices,
-            );
-            files.write_with(dir, &report, combination)?;
-            if turbulence {
-                turbulence_views.push(turbulence::MeasureView {
-                    model: label.clone(),
-                    measure: measure.clone(),
-                    confidence: report
-                        .out_of_fold_confidence
-                        .iter()
-                        .zip(&data.confidence)
-                        .map(|(rescaled, raw)| rescaled.unwrap_or(*raw))
-                        .collect(),
-                    rescaled: report.rescaled.is_some(),
-                    accept_cutoff: report
-                        .cutoffs
-                        .accept
-                        .iter()
-                        .filter_map(|c| c.cutoff)
-                        .reduce(f64::max),
-                });
-            }
-            cells.push(Cell {
-                model: label.clone(),
-                measure: measure.to_string(),
-                tokens_per_item: cost(&generations, measure, &config.calibration.combine),
-                extremes: data
-                    .confidence
+            let cell = self.cell(&answers, measure, &column, combination, out, turbulence)?;
+            out.cells.push(cell);
+        }
+        Ok(())
+    }
+
+    /// One cell: calibrated (raw where rescaling cannot be had), rescaled
+    /// again with the Oyster's Eq. 4, and its files written.
+    fn cell(
+        &self,
+        answers: &Answers,
+        measure: &str,
+        column: &Column,
+        combination: Option<Combination>,
+        out: &mut Gathered,
+        turbulence: &mut Turbulence,
+    ) -> Result<Cell, PipelineError> {
+        let (label, notes) = (answers.label, &mut out.notes);
+        let data = &column.data;
+        let report = calibrate_or_raw(data, &self.options, notes, label, measure)?;
+        let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
+        let dataset_name = format!("{:?}", self.dataset).to_lowercase();
+        let files = CellFiles {
+            parts: vec![&dataset_name, label, measure],
+            measure,
+            label: LabelDefinition {
+                column: "the oracle's verdict (passed)".into(),
+                ..LabelDefinition::default()
+            },
+            generator: Some(answers.generator.clone()),
+        };
+        let view = CellView::new(
+            &["model", "measure"],
+            vec![label.to_owned(), measure.to_owned()],
+            files.calibration_dir(),
+            &report,
+            &data.confidence,
+            &data.correct,
+            &answers.item_indices,
+        );
+        files.write_with(self.dir, &report, combination)?;
+        if self.dataset == Dataset::Turbulence {
+            turbulence.views.push(turbulence::MeasureView {
+                model: label.to_owned(),
+                measure: measure.to_owned(),
+                confidence: report
+                    .out_of_fold_confidence
                     .iter()
-                    .filter(|&&p| p == 0.0 || p == 1.0)
-                    .count(),
-                missing: column.missing,
-                report,
-                oyster,
-                view,
+                    .zip(&data.confidence)
+                    .map(|(rescaled, raw)| rescaled.unwrap_or(*raw))
+                    .collect(),
+                rescaled: report.rescaled.is_some(),
+                accept_cutoff: report
+                    .cutoffs
+                    .accept
+                    .iter()
+                    .filter_map(|c| c.cutoff)
+                    .reduce(f64::max),
             });
         }
+        let combine = &self.config.calibration.combine;
+        Ok(Cell {
+            model: label.to_owned(),
+            measure: measure.to_owned(),
+            tokens_per_item: cost(answers.generations, measure, combine),
+            extremes: data
+                .confidence
+                .iter()
+                .filter(|&&p| p == 0.0 || p == 1.0)
+                .count(),
+            missing: column.missing,
+            report,
+            oyster,
+            view,
+        })
     }
-    notes.extend(labels.iter().filter_map(|l| combination_note(&cells, l)));
-    let (extra, sections) = if turbulence {
-        let mut tables = turbulence::paper_tables(&turbulence_models);
-        tables.extend(turbulence::calibration_tables(
-            &turbulence_models,
-            &turbulence_views,
-            options.bins,
+}
+
+impl Turbulence {
+    /// Turbulence's own tables (Tables I and II, classes, neighbourhood
+    /// calibration) and its CorrSc histogram.
+    fn report(&self, dir: &Path, bins: BinSpec, out: &mut Gathered) -> Result<(), PipelineError> {
+        out.extra.extend(turbulence::paper_tables(&self.models));
+        out.extra.extend(turbulence::calibration_tables(
+            &self.models,
+            &self.views,
+            bins,
         ));
         let figure = "figures/turbulence_histogram.svg";
         create_dir(&dir.join("figures"))?;
-        let svg = turbulence::histogram_svg(&turbulence_models);
+        let svg = turbulence::histogram_svg(&self.models);
         write_atomic(&dir.join(figure), svg.as_bytes())?;
-        let section = Section {
+        out.sections.push(Section {
             heading: "Turbulence: the CorrSc histogram".into(),
             body: format!("Questions per CorrSc bin, a bar per model: [svg]({figure})"),
-        };
-        (tables, vec![section])
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let gathered = Gathered {
-        cells,
-        outcomes,
-        notes,
-        items: views,
-        extra,
-        sections,
-    };
-    write_tables(config, dataset, dir, gathered)
+        });
+        Ok(())
+    }
 }
 
 /// What the calibration loop gathered for the tables.
+#[derive(Default)]
 struct Gathered {
     cells: Vec<Cell>,
     outcomes: Vec<Vec<String>>,
     notes: Vec<String>,
     items: Vec<ItemView>,
     /// Tables and figures of the dataset's own (Turbulence's).
-    extra: Vec<Named>,
+    extra: Vec<ReportTable>,
     sections: Vec<Section>,
 }
 
@@ -517,73 +614,6 @@ fn outcome_row(label: &str, verdicts: &[Value]) -> Vec<String> {
     ]
 }
 
-/// Brier, skill score and ECE, the ECE left out (seed 000's rule) where
-/// `drop_ece` and the skill score is below 0.05.
-fn seed_columns(evaluation: &Evaluation, drop_ece: bool) -> Vec<String> {
-    let m = &evaluation.metrics;
-    let unskilled = m.skill_score.is_none_or(|s| s < SKILL_FOR_ECE);
-    let ece = if drop_ece && unskilled {
-        "-".to_owned()
-    } else {
-        with_ci(Some(m.ece), evaluation, "ece")
-    };
-    vec![
-        with_ci(Some(m.brier), evaluation, "brier"),
-        with_ci(m.skill_score, evaluation, "skill_score"),
-        ece,
-    ]
-}
-
-/// The Oyster table's rows of `cells`: raw, and rescaled with Eq. 4.
-fn oyster_rows(cells: &[&Cell]) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for c in cells {
-        let mut raw = vec![c.model.clone(), c.measure.clone(), "raw".into()];
-        raw.extend(oyster_columns(&c.oyster.raw));
-        rows.push(raw);
-        if let Some(rescaled) = &c.oyster.rescaled {
-            let mut row = vec![c.model.clone(), c.measure.clone(), "platt-p".into()];
-            row.extend(oyster_columns(rescaled));
-            rows.push(row);
-        }
-    }
-    rows
-}
-
-fn oyster_columns(evaluation: &Evaluation) -> Vec<String> {
-    let m = &evaluation.metrics;
-    vec![
-        with_ci(Some(m.oyster_ece), evaluation, "oyster_ece"),
-        with_ci(Some(m.brier), evaluation, "brier"),
-        with_ci(m.performance_score, evaluation, "performance_score"),
-    ]
-}
-
-/// Each model's rows of a table, closed by its unskilled row as in seed
-/// 000's tables.
-fn per_model(
-    cells: &[Cell],
-    row: impl Fn(&Cell) -> Option<Vec<String>>,
-    unskilled: impl Fn(&Cell) -> Vec<String>,
-) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for (i, c) in cells.iter().enumerate() {
-        rows.extend(row(c));
-        if cells.get(i + 1).is_none_or(|next| next.model != c.model) {
-            let mut last = vec![c.model.clone(), "unskilled".into()];
-            last.extend(unskilled(c));
-            rows.push(last);
-        }
-    }
-    rows
-}
-
-fn keyed(c: &Cell, columns: Vec<String>) -> Vec<String> {
-    let mut row = vec![c.model.clone(), c.measure.clone()];
-    row.extend(columns);
-    row
-}
-
 /// Each cell's row of the decision table, with its files' paths.
 fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<CellRow<'_>> {
     let dataset_name = format!("{dataset:?}").to_lowercase();
@@ -622,58 +652,8 @@ fn write_tables(
     } = gathered;
     let cells = &cells[..];
     let key = ["model", "measure"];
-    let seed_header = ["Brier", "skill score", "ECE"];
-    // The unskilled predictor's Brier score is the skill score's reference,
-    // p(1 - p); its skill score is 0 and its ECE 0 by construction.
-    let unskilled_brier = |c: &Cell| {
-        let raw = &c.report.raw;
-        with_ci(Some(raw.metrics.brier_ref), raw, "brier_ref")
-    };
-    let five = per_model(
-        cells,
-        |c| Some(keyed(c, seed_columns(&c.report.raw, false))),
-        |c| vec![unskilled_brier(c), "0".into(), "0".into()],
-    );
-    let six = per_model(
-        cells,
-        |c| Some(keyed(c, seed_columns(c.report.rescaled.as_ref()?, true))),
-        |c| vec![unskilled_brier(c), "0".into(), "-".into()],
-    );
-    let eight = per_model(
-        cells,
-        |c| {
-            let raw = &c.report.raw;
-            Some(keyed(
-                c,
-                vec![
-                    raw.metrics.n.to_string(),
-                    with_ci(Some(raw.metrics.base_rate), raw, "base_rate"),
-                    c.missing.to_string(),
-                    c.extremes.to_string(),
-                    with_ci(raw.metrics.auroc, raw, "auroc"),
-                ],
-            ))
-        },
-        |c| {
-            let raw = &c.report.raw;
-            vec![
-                raw.metrics.n.to_string(),
-                with_ci(Some(raw.metrics.base_rate), raw, "base_rate"),
-                "0".into(),
-                "0".into(),
-                "0.5".into(),
-            ]
-        },
-    );
-    // One answer per question for the three strategies (the intrinsic
-    // reply's); the other measures speak of the main answer, so where the
-    // strategies ran they get a table of their own.
-    let is_strategy = |c: &&Cell| c.measure.starts_with("oyster-");
-    let strategies = cells.iter().any(|c| is_strategy(&c));
-    let (strategy_cells, main_cells): (Vec<&Cell>, Vec<&Cell>) =
-        cells.iter().partition(|c| !strategies || is_strategy(c));
-    let oyster = oyster_rows(&strategy_cells);
-    let oyster_main = oyster_rows(&main_cells);
+    let results: Vec<MeasureResult> = cells.iter().map(|c| c.result(&c.report)).collect();
+    let oyster: Vec<MeasureResult> = cells.iter().map(|c| c.result(&c.oyster)).collect();
     let method = &config.calibration.method;
     let folds = format!(
         "{}-fold {}",
@@ -695,73 +675,26 @@ fn write_tables(
             tokens_per_item: c.tokens_per_item,
         })
         .collect();
-    let tables = [
-        Named {
-            file: "outcomes",
+    let mut tables = vec![
+        ReportTable {
+            file: "outcomes".into(),
             title: "Verdicts per model".into(),
             header: header(&["model", "answers", "correct", "empty", "reasons"], &[]),
             rows: outcomes,
         },
-        Named {
-            file: "table5",
-            title: format!("Table 5 (seed 000): raw calibration{notion}"),
-            header: header(&key, &seed_header),
-            rows: five,
-        },
-        Named {
-            file: "table6",
-            title: format!(
-                "Table 6 (seed 000): {method}-rescaled calibration{notion}, {folds} \
-                 cross-validation (ECE left out where the skill score is below {SKILL_FOR_ECE})"
-            ),
-            header: header(&key, &seed_header),
-            rows: six,
-        },
-        Named {
-            file: "table8",
-            title: format!(
-                "Table 8 (seed 000): AUC of each measure{notion}; items with no value count \
-                 at confidence 0, and items at exactly 0 or 1 are where a logit-space fit \
-                 is driven by clipping"
-            ),
-            header: header(
-                &key,
-                &["n", "success rate", "no value (as 0)", "at 0 or 1", "AUC"],
-            ),
-            rows: eight,
-        },
-        Named {
-            file: "oyster",
-            title: "Open the Oyster: ECE (Eq. 5), Brier and Performance Score (Eqs. 7-8), \
-                    raw and rescaled with Platt on p (Eq. 4, plain maximum likelihood, no \
-                    penalty); in every strategy a reply with no confidence counts as 0 \
-                    (Table 8 counts them)"
-                .into(),
-            header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
-            rows: oyster,
-        },
-        Named {
-            file: "oyster_main",
-            title: "Open the Oyster's measures (Eqs. 4, 5, 7-8) for the other measures, on the \
-                    main answer: the table above judges the three strategies on the \
-                    intrinsic reply's answer, one answer per question (seed 003 §3)"
-                .into(),
-            header: header(&["model", "measure", "confidence"], &["ECE", "Brier", "PS"]),
-            rows: oyster_main,
-        },
+        seed000::table5(&results, notion),
+        seed000::table6(&results, notion, method, &folds),
+        seed000::table8(&results, notion),
+    ];
+    tables.extend(oyster_tables(&oyster));
+    tables.extend([
         sources_table(&key, &source_rows),
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows),
-    ];
+    ]);
     let size = sample_size_note(&cell_rows);
-    let multicalibration = multicalibration_tables(&key, &cell_rows);
-    let tables = tables
-        .into_iter()
-        // Without the Oyster strategies every measure is in the first table.
-        .filter(|table| !(table.file == "oyster_main" && table.rows.is_empty()))
-        .chain(extra)
-        .chain(multicalibration)
-        .collect::<Vec<_>>();
+    tables.extend(extra);
+    tables.extend(multicalibration_tables(&key, &cell_rows));
     let intro = format!(
         "Task `{}` on `{dataset:?}`; correct means the oracle passed the answer. \
          Cross-validation folds never split one problem's answers. Intervals are 95% \
@@ -769,7 +702,7 @@ fn write_tables(
          REval program, a Turbulence neighbourhood), never single answers.\n\n{size}",
         config.task, config.calibration.bootstrap
     );
-    let tables = write_all(dir, &tables)?;
+    let tables = write_all(dir, tables)?;
     let data = config
         .dataset
         .path

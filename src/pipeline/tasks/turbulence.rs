@@ -21,7 +21,8 @@ use serde_json::Value;
 
 use crate::calibrate::metrics::{BinSpec, Sample};
 use crate::pipeline::artifacts::text_field;
-use crate::pipeline::tables::{Named, header};
+use crate::report::run::ReportTable;
+use crate::report::table::header;
 use crate::task::turbulence::TABLE_II;
 use crate::task::{Oracle, Problem};
 
@@ -211,7 +212,7 @@ pub(super) fn histogram_svg(models: &[(String, Vec<Answer>)]) -> String {
 }
 
 /// The paper's tables for every model's answers.
-pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
+pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<ReportTable> {
     let mut corrsc_rows = Vec::new();
     let mut histogram_rows = Vec::new();
     let mut classes_rows = Vec::new();
@@ -271,8 +272,8 @@ pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
     let mut histogram_header = vec!["model"];
     histogram_header.extend(HISTOGRAM_BINS);
     vec![
-        Named {
-            file: "turbulence_corrsc",
+        ReportTable {
+            file: "turbulence_corrsc".into(),
             title: "Turbulence: CorrSc per question (Definition 1: correct answers / (M x N)) \
                     and its class (section IV-B)"
                 .into(),
@@ -289,8 +290,8 @@ pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
             ),
             rows: corrsc_rows,
         },
-        Named {
-            file: "turbulence_classes",
+        ReportTable {
+            file: "turbulence_classes".into(),
             title: "Turbulence: questions per class (the paper's Figure 6)".into(),
             header: header(
                 &[
@@ -304,30 +305,30 @@ pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<Named> {
             ),
             rows: classes_rows,
         },
-        Named {
-            file: "turbulence_histogram",
+        ReportTable {
+            file: "turbulence_histogram".into(),
             title: "Turbulence: questions per CorrSc bin (the paper's Figure 4)".into(),
             header: header(&histogram_header, &[]),
             rows: histogram_rows,
         },
-        Named {
-            file: "turbulence_table1",
+        ReportTable {
+            file: "turbulence_table1".into(),
             title: "Turbulence Table I: mean CorrSc ± standard error over all answers \
                     (overall only: the paper names no question's difficulty)"
                 .into(),
             header: header(&["model", "questions", "answers", "Overall"], &[]),
             rows: table1,
         },
-        Named {
-            file: "turbulence_table2",
+        ReportTable {
+            file: "turbulence_table2".into(),
             title: "Turbulence Table II: answers per outcome (the first failing stage); \
                     codecal's own oracles, not the upstream fixed tests"
                 .into(),
             header: header(&table2_header, &[]),
             rows: table2,
         },
-        Named {
-            file: "turbulence_discontinuity",
+        ReportTable {
+            file: "turbulence_discontinuity".into(),
             title: "Turbulence: consistent failures, the parameters failed in every round \
                     beside those solved in every round, and one failing answer"
                 .into(),
@@ -383,7 +384,7 @@ pub(super) fn calibration_tables(
     models: &[(String, Vec<Answer>)],
     views: &[MeasureView],
     spec: BinSpec,
-) -> Vec<Named> {
+) -> Vec<ReportTable> {
     let mut per_question = Vec::new();
     let mut worst = Vec::new();
     let mut blind = Vec::new();
@@ -441,8 +442,8 @@ pub(super) fn calibration_tables(
         blind.push(blind_spots(view, answers));
     }
     vec![
-        Named {
-            file: "turbulence_neighbourhoods",
+        ReportTable {
+            file: "turbulence_neighbourhoods".into(),
             title: format!(
                 "Turbulence: calibration per neighbourhood (out-of-fold confidences, folds split \
                  by question, or raw where no rescaler could be fitted); confidence turbulence is \
@@ -469,8 +470,8 @@ pub(super) fn calibration_tables(
             ),
             rows: per_question,
         },
-        Named {
-            file: "turbulence_worst",
+        ReportTable {
+            file: "turbulence_worst".into(),
             title: "Turbulence: the pooled ECE beside the worst neighbourhood's".into(),
             header: header(
                 &[
@@ -484,8 +485,8 @@ pub(super) fn calibration_tables(
             ),
             rows: worst,
         },
-        Named {
-            file: "turbulence_blind_spots",
+        ReportTable {
+            file: "turbulence_blind_spots".into(),
             title: "Turbulence: overconfident blind spots, answers to instances failed in every \
                     round whose confidence (out-of-fold rescaled, or raw where no rescaler \
                     could be fitted) is above the acceptance cutoff (0.5 where there is none), \
