@@ -30,8 +30,9 @@ pub mod smooth;
 pub mod subgroups;
 pub mod tests_of_fit;
 
+use multical::Multicalibrated;
 use serde::Serialize;
-use sides::{RawSide, RescaledSide, raw_side, rescaled_side};
+use sides::{Evaluated, OutOfFold, RawSide, RescaledItems, RescaledSide, raw_side, rescaled_side};
 
 pub use bootstrap::{BootstrapSpec, Intervals, Units};
 pub use calibrator::{Calibrator, CalibratorError, Provenance};
@@ -240,32 +241,24 @@ pub fn calibrate(
     data: &CalibrationData,
     options: &CalibrateOptions,
 ) -> Result<CalibrationReport, CalibrateError> {
-    if data.is_empty() {
-        return Err(CalibrateError::Empty);
-    }
-    if options.bins.count == 0 {
-        return Err(CalibrateError::NoBins);
-    }
-    let params = RescalerParams::new(options.method, options.penalty, options.bins.count)?;
-    if let Some(mc) = &options.multicalibration {
-        mc.check()?;
-        if data.features.is_empty() || params.is_none() {
-            return Err(CalibrateError::MulticalibrationInputs);
-        }
-    }
+    let params = checked_params(data, options)?;
     let units = if options.bootstrap_by_group {
         let groups = data.groups.as_deref();
         Units::groups(groups.ok_or(CalibrateError::BootstrapGroupsRequired)?)
     } else {
         Units::items(data.len())
     };
-    let mut warnings = Vec::new();
     let single_class = data.correct.iter().all(|&y| y == data.correct[0]);
+    let mut warnings = Vec::new();
     if single_class {
+        let class = if data.correct[0] {
+            "correct"
+        } else {
+            "incorrect"
+        };
         warnings.push(format!(
-            "all {} items are {}: AUROC and skill score are undefined and no rescaler can be fitted",
+            "all {} items are {class}: AUROC and skill score are undefined and no rescaler can be fitted",
             data.len(),
-            if data.correct[0] { "correct" } else { "incorrect" }
         ));
     }
     // The rescaler's side and the raw side share no work: on two cores
@@ -291,100 +284,41 @@ pub fn calibrate(
     mark_calibrated_cutoffs(&mut cutoffs, final_fit.as_ref());
     let cutoffs_on = "raw";
     if options.bootstrap > 0 {
-        let all: Vec<usize> = (0..data.len()).collect();
         let rescaled_sample = out_of_fold
             .as_ref()
             .zip(rescaled_items.as_ref())
-            .map(|(oof, items)| items.sample(&oof.confidence, options));
-        let mut samples: Vec<(&Sample, &[usize])> = vec![(&raw_sample, &all)];
-        if let (Some(sample), Some(oof)) = (&rescaled_sample, &out_of_fold) {
-            samples.push((sample, &oof.items));
-        }
-        let spec = BootstrapSpec {
-            resamples: options.bootstrap,
-            seed: options.seed,
-            level: 0.95,
-            metrics: bootstrap_metrics(options)?,
-        };
-        let mut intervals = bootstrap::intervals(&samples, &units.of_item, units.count, &spec);
-        if let Some(r) = rescaled.as_mut() {
-            r.evaluation.ci = intervals.pop().unwrap_or_default();
-        }
-        raw.evaluation.ci = intervals.pop().unwrap_or_default();
+            .map(|(oof, items)| (items.sample(&oof.confidence, options), &oof.items[..]));
+        let rescaled_side = rescaled_sample.as_ref().zip(rescaled.as_mut());
+        let raw_side = (&raw_sample, &mut raw);
+        add_intervals(raw_side, rescaled_side, &units, options)?;
     }
     let multicalibration = match (&out_of_fold, &final_multicalibration, &rescaled_items) {
-        (Some(oof), Some(fit), Some(items)) => oof.base_confidence.as_ref().map(|base| {
-            let raw: Vec<f64> = oof.items.iter().map(|&i| data.confidence[i]).collect();
-            let compared = multical::diagnostics::Compared {
-                items: &oof.items,
-                raw: &raw,
-                base,
-                multicalibrated: &oof.confidence,
-                correct: &items.correct,
-            };
-            let bins = options.bins.count;
-            multical::MulticalibrationReport::new(
-                fit,
-                &data.features,
-                &compared,
-                bins,
-                options.bootstrap,
-                options.seed,
-            )
-        }),
+        (Some(oof), Some(fit), Some(items)) => {
+            multicalibration_report(data, options, oof, fit, items)
+        }
         _ => None,
     };
     let untested_items = out_of_fold
         .as_ref()
         .map_or(0, |o| data.len() - o.items.len());
-    if untested_items > 0 {
-        warnings.push(format!(
-            "{untested_items} of {} items were in no test fold and are absent from the rescaled metrics",
-            data.len()
-        ));
-    }
     let bucket_collapse = rescaled
         .as_ref()
         .and_then(|r| r.evaluation.metrics.skill_score)
         .is_some_and(|s| s < BUCKET_COLLAPSE_SKILL);
-    if bucket_collapse {
-        warnings.push(format!(
-            "bucket collapse: the rescaled skill score is below {BUCKET_COLLAPSE_SKILL}, so the rescaled ECE is not meaningful"
-        ));
-    }
-    let (rescaled, rescaled_bins, rescaled_curve, rescaled_smooth) = match rescaled {
-        Some(r) => (
-            Some(r.evaluation),
-            Some(r.bins),
-            Some(r.risk_coverage),
-            Some(r.smooth),
-        ),
-        None => (None, None, None, None),
-    };
-    let risk_coverage = RiskCoverage {
-        raw: raw.risk_coverage,
-        rescaled: rescaled_curve,
-    };
-    let smooth_reliability = SmoothReliability {
-        raw: raw.smooth,
-        rescaled: rescaled_smooth,
-    };
-    let (raw, raw_bins) = (raw.evaluation, raw.bins);
-    let mut out_of_fold_confidence = vec![None; data.len()];
-    if let Some(oof) = &out_of_fold {
-        for (&i, &p) in oof.items.iter().zip(&oof.confidence) {
-            out_of_fold_confidence[i] = Some(p);
-        }
-    }
+    warnings.extend(rescaled_warnings(
+        data.len(),
+        untested_items,
+        bucket_collapse,
+    ));
+    let (raw, rescaled, reliability, risk_coverage, smooth_reliability) =
+        split_sides(raw, rescaled);
+    let out_of_fold_confidence = spread(data.len(), out_of_fold.as_ref());
     Ok(CalibrationReport {
         risk_coverage,
         smooth_reliability,
         out_of_fold_confidence,
         subgroups: Vec::new(),
-        reliability: Reliability {
-            raw: raw_bins,
-            rescaled: rescaled_bins,
-        },
+        reliability,
         raw,
         rescaled,
         method: options.method,
@@ -407,6 +341,150 @@ pub fn calibrate(
         seed: options.seed,
         warnings,
     })
+}
+
+/// The two sides' evaluations, and their bins and curves paired by kind.
+fn split_sides(
+    raw: Evaluated,
+    rescaled: Option<Evaluated>,
+) -> (
+    Evaluation,
+    Option<Evaluation>,
+    Reliability,
+    RiskCoverage,
+    SmoothReliability,
+) {
+    let (rescaled, rescaled_bins, rescaled_curve, rescaled_smooth) = match rescaled {
+        Some(r) => (
+            Some(r.evaluation),
+            Some(r.bins),
+            Some(r.risk_coverage),
+            Some(r.smooth),
+        ),
+        None => (None, None, None, None),
+    };
+    let reliability = Reliability {
+        raw: raw.bins,
+        rescaled: rescaled_bins,
+    };
+    let risk_coverage = RiskCoverage {
+        raw: raw.risk_coverage,
+        rescaled: rescaled_curve,
+    };
+    let smooth_reliability = SmoothReliability {
+        raw: raw.smooth,
+        rescaled: rescaled_smooth,
+    };
+    (
+        raw.evaluation,
+        rescaled,
+        reliability,
+        risk_coverage,
+        smooth_reliability,
+    )
+}
+
+/// Each item's out-of-fold confidence, `None` for an item no fold tested.
+fn spread(items: usize, out_of_fold: Option<&OutOfFold>) -> Vec<Option<f64>> {
+    let mut confidence = vec![None; items];
+    if let Some(oof) = out_of_fold {
+        for (&i, &p) in oof.items.iter().zip(&oof.confidence) {
+            confidence[i] = Some(p);
+        }
+    }
+    confidence
+}
+
+/// What the rescaled metrics leave out or cannot say.
+fn rescaled_warnings(items: usize, untested_items: usize, bucket_collapse: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if untested_items > 0 {
+        warnings.push(format!(
+            "{untested_items} of {items} items were in no test fold and are absent from the rescaled metrics"
+        ));
+    }
+    if bucket_collapse {
+        warnings.push(format!(
+            "bucket collapse: the rescaled skill score is below {BUCKET_COLLAPSE_SKILL}, so the rescaled ECE is not meaningful"
+        ));
+    }
+    warnings
+}
+
+/// The rescaler's parameters, after checking that `data` and `options` can be calibrated.
+fn checked_params(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+) -> Result<Option<RescalerParams>, CalibrateError> {
+    if data.is_empty() {
+        return Err(CalibrateError::Empty);
+    }
+    if options.bins.count == 0 {
+        return Err(CalibrateError::NoBins);
+    }
+    let params = RescalerParams::new(options.method, options.penalty, options.bins.count)?;
+    if let Some(mc) = &options.multicalibration {
+        mc.check()?;
+        if data.features.is_empty() || params.is_none() {
+            return Err(CalibrateError::MulticalibrationInputs);
+        }
+    }
+    Ok(params)
+}
+
+/// Bootstrap intervals for the raw evaluation over every item, and for the
+/// rescaled one over the items some fold tested, resampled by `units` together.
+fn add_intervals(
+    (raw_sample, raw): (&Sample, &mut Evaluated),
+    rescaled: Option<(&(Sample, &[usize]), &mut Evaluated)>,
+    units: &Units,
+    options: &CalibrateOptions,
+) -> Result<(), CalibrateError> {
+    let all: Vec<usize> = (0..raw_sample.len()).collect();
+    let mut samples: Vec<(&Sample, &[usize])> = vec![(raw_sample, &all)];
+    if let Some(((sample, items), _)) = &rescaled {
+        samples.push((sample, items));
+    }
+    let spec = BootstrapSpec {
+        resamples: options.bootstrap,
+        seed: options.seed,
+        level: 0.95,
+        metrics: bootstrap_metrics(options)?,
+    };
+    let mut intervals = bootstrap::intervals(&samples, &units.of_item, units.count, &spec);
+    if let Some((_, r)) = rescaled {
+        r.evaluation.ci = intervals.pop().unwrap_or_default();
+    }
+    raw.evaluation.ci = intervals.pop().unwrap_or_default();
+    Ok(())
+}
+
+/// How the multicalibrated confidences compare with the raw and the base
+/// rescaler's on the items some fold tested; `None` without a base.
+fn multicalibration_report(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    oof: &OutOfFold,
+    fit: &Multicalibrated,
+    items: &RescaledItems,
+) -> Option<multical::MulticalibrationReport> {
+    let base = oof.base_confidence.as_ref()?;
+    let raw: Vec<f64> = oof.items.iter().map(|&i| data.confidence[i]).collect();
+    let compared = multical::diagnostics::Compared {
+        items: &oof.items,
+        raw: &raw,
+        base,
+        multicalibrated: &oof.confidence,
+        correct: &items.correct,
+    };
+    Some(multical::MulticalibrationReport::new(
+        fit,
+        &data.features,
+        &compared,
+        options.bins.count,
+        options.bootstrap,
+        options.seed,
+    ))
 }
 
 /// The metrics `--bootstrap-metrics` names, checked; every metric without it.

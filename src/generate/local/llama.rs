@@ -23,9 +23,10 @@
 //! a rayon worker, so that their parallel loops do not each pay for waking
 //! threads.
 
+use super::rope::{rope_tables, rotate_halves, rotate_pairs};
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
-use candle_core::{D, DType, Device, IndexOp, Module, Result, Tensor};
+use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
 use rayon::prelude::*;
@@ -175,6 +176,36 @@ pub enum Logits {
     All,
 }
 
+/// A weight matrix laid out for `weights`: the dense form candle multiplies,
+/// and on a CPU the packed blocks the decode (or every) pass multiplies.
+fn linear(q: QTensor, weights: Weights, device: &Device) -> Result<Linear> {
+    let arithmetic = match weights {
+        Weights::F32 => Some((Activations::F32, false)),
+        Weights::Mixed => Some((Activations::Int8, false)),
+        Weights::Quantized => Some((Activations::Int8, true)),
+        Weights::F16 => None,
+    };
+    let packed = arithmetic
+        .filter(|_| device.is_cpu())
+        .and_then(|(activations, every_pass)| {
+            Some(Packed {
+                matrix: PackedMatrix::from_qtensor(&q)?,
+                activations,
+                every_pass,
+            })
+        });
+    let dense = match weights {
+        Weights::Quantized => QMatMul::from_qtensor(q)?,
+        Weights::F32 | Weights::Mixed => QMatMul::Tensor(q.dequantize(device)?),
+        Weights::F16 => QMatMul::TensorF16(q.dequantize_f16(device)?),
+    };
+    Ok(Linear {
+        dense,
+        packed,
+        bias: None,
+    })
+}
+
 impl Llama {
     /// Reads the model. With `weights` = [`Weights::F32`] the quantized
     /// matrices are expanded once at load, trading memory (about 0.6 GB for
@@ -220,34 +251,7 @@ impl Llama {
         let embeddings = candle_nn::Embedding::new(embedding_weights.dequantize(device)?, hidden);
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         // Tied embeddings: without output.weight the embedding matrix projects back.
-        let matmul = |q: QTensor| {
-            let arithmetic = match weights {
-                Weights::F32 => Some((Activations::F32, false)),
-                Weights::Mixed => Some((Activations::Int8, false)),
-                Weights::Quantized => Some((Activations::Int8, true)),
-                Weights::F16 => None,
-            };
-            let packed =
-                arithmetic
-                    .filter(|_| device.is_cpu())
-                    .and_then(|(activations, every_pass)| {
-                        Some(Packed {
-                            matrix: PackedMatrix::from_qtensor(&q)?,
-                            activations,
-                            every_pass,
-                        })
-                    });
-            let dense = match weights {
-                Weights::Quantized => QMatMul::from_qtensor(q)?,
-                Weights::F32 | Weights::Mixed => QMatMul::Tensor(q.dequantize(device)?),
-                Weights::F16 => QMatMul::TensorF16(q.dequantize_f16(device)?),
-            };
-            Ok::<_, candle_core::Error>(Linear {
-                dense,
-                packed,
-                bias: None,
-            })
-        };
+        let matmul = |q: QTensor| linear(q, weights, device);
         let output = matmul(match tensor("output.weight") {
             Ok(t) => t,
             Err(_) => embedding_weights,
@@ -560,32 +564,6 @@ fn flat(t: &Tensor) -> Result<Vec<f32>> {
     t.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()
 }
 
-/// The interleaved rotary embedding (GPT-J pairs) of every head in `x` at
-/// one position, as candle's `rope_i` computes it.
-fn rotate_pairs(x: &mut [f32], cos: &[f32], sin: &[f32]) {
-    for head in x.chunks_mut(cos.len() * 2) {
-        for (pair, (c, s)) in head.chunks_exact_mut(2).zip(cos.iter().zip(sin)) {
-            let (a, b) = (pair[0], pair[1]);
-            pair[0] = a * c - b * s;
-            pair[1] = a * s + b * c;
-        }
-    }
-}
-
-/// The NEOX-style rotary embedding of every head in `x` at one position:
-/// dimension i turns with i + head_dim / 2, as candle's `rope` computes it.
-fn rotate_halves(x: &mut [f32], cos: &[f32], sin: &[f32]) {
-    let half = cos.len();
-    for head in x.chunks_mut(half * 2) {
-        let (first, second) = head.split_at_mut(half);
-        for ((a, b), (c, s)) in first.iter_mut().zip(second).zip(cos.iter().zip(sin)) {
-            let (x0, x1) = (*a, *b);
-            *a = x0 * c - x1 * s;
-            *b = x0 * s + x1 * c;
-        }
-    }
-}
-
 /// One sequence's cached keys and values in a layer, rows of
 /// `row` = kv_heads × head_dim, as one query head of a decode step reads them.
 struct HeadCache<'a> {
@@ -708,22 +686,4 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
     }
     lanes.iter().sum::<f32>() + tail
-}
-
-fn rope_tables(
-    head_dim: usize,
-    base: f32,
-    context: usize,
-    device: &Device,
-) -> Result<(Tensor, Tensor)> {
-    let inverse: Vec<f32> = (0..head_dim)
-        .step_by(2)
-        .map(|i| 1.0 / base.powf(i as f32 / head_dim as f32))
-        .collect();
-    let inverse = Tensor::new(inverse.as_slice(), device)?.unsqueeze(0)?;
-    let positions = Tensor::arange(0u32, context as u32, device)?
-        .to_dtype(DType::F32)?
-        .unsqueeze(D::Minus1)?;
-    let angles = positions.broadcast_mul(&inverse)?;
-    Ok((angles.cos()?, angles.sin()?))
 }

@@ -16,6 +16,7 @@ mod kquant_int8;
 mod kquants;
 mod llama;
 mod packed;
+mod rope;
 pub mod tokenizer;
 
 use std::path::Path;

@@ -5,6 +5,7 @@
 //! Not the code-task flows (`tasks`), and nothing another flow uses.
 
 mod agreement;
+mod cells;
 mod report;
 
 use std::collections::BTreeMap;

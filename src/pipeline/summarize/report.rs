@@ -3,570 +3,47 @@
 //! point, and write the summarization seed's tables (Markdown, CSV, LaTeX)
 //! and reliability diagrams.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
-use crate::artifact::{create_dir, write_atomic};
-use crate::calibrate::calibrator::{Generator, LabelDefinition};
-use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Method, calibrate};
-use crate::confidence::agreement::SUMMARY_MEASURES;
+use super::cells::{self, Cell, Gathered, TABLE_ONE};
+use crate::calibrate::calibrator::LabelDefinition;
 use crate::pipeline::PipelineError;
-use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, calibrate_options, decision_table, generator, metrics_table,
-    sample_size_note, subgroup_rows, subgroup_table, tertiles,
+    CellFiles, CellRow, decision_table, metrics_table, sample_size_note, subgroup_table,
 };
-use crate::pipeline::config::{RunConfig, enum_value};
-use crate::pipeline::multicalibration::{
-    ItemFacts, code_clusters, feature_columns, multicalibration_tables,
-};
+use crate::pipeline::config::RunConfig;
+use crate::pipeline::multicalibration::multicalibration_tables;
 use crate::pipeline::run_report::{ReportParts, write_report};
-use crate::pipeline::sampled::merge_agreement;
-use crate::pipeline::sources::{SourceRow, sources_table, tokens_per_item};
+use crate::pipeline::sources::{SourceRow, sources_table};
 use crate::pipeline::tables::write_all;
 use crate::report::paper::summarization::{self, SummaryResult};
 use crate::report::run::ReportTable;
-use crate::report::run::{CellView, ItemText, ItemView, Section};
-use crate::report::table::{header, with_ci};
+use crate::report::run::Section;
+use crate::report::table::header;
 use crate::report::toml_string;
-use crate::table::{Format, Table};
-use crate::thresholds::file::{
-    OperatingPointName, ThresholdsSummary, read_summary, read_threshold,
-};
-
-/// The summarization seed's Table I columns, in its order, with the score
-/// column each reads; InferSent has none (see [`INFERSENT`]).
-const TABLE_ONE: [(&str, Option<&str>); 7] = [
-    ("BERTScore-R", Some("bertscore_r")),
-    ("BLEU-1", Some("bleu1")),
-    ("InferSent-CS", None),
-    ("ROUGE-1-P", Some("rouge1_p")),
-    ("ROUGE-4-R", Some("rouge4_r")),
-    ("ROUGE-W-R", Some("rouge_w_r")),
-    ("SentenceBERT", Some("sbert_cosine")),
-];
+use crate::thresholds::file::{ThresholdsSummary, read_summary};
 
 /// Why Table I's InferSent column is empty.
 const INFERSENT: &str = "InferSent-CS is not available: its encoder and GloVe vectors are not \
     distributed through a package registry, so codecal cannot install them";
-
-/// Whether a summary counts as correct: its score strictly above the
-/// threshold, as the summarization seed's replication code labels it. The
-/// thresholds themselves are chosen on ROC points read as score >= t (as
-/// scikit-learn's `roc_curve`); the two differ only for a score exactly at
-/// the threshold.
-fn correct_at(score: f64, threshold: f64) -> bool {
-    score > threshold
-}
-
-/// One generation with what calibration needs.
-struct Item {
-    /// Its position in the report data's item list.
-    index: usize,
-    id: String,
-    language: String,
-    repo: String,
-    /// Measure name -> confidence, where the measure gave one.
-    confidence: BTreeMap<String, f64>,
-    /// Similarity metric name -> value.
-    similarity: BTreeMap<String, f64>,
-    /// Characters of the function's code and of the generated summary.
-    code_chars: usize,
-    summary_chars: usize,
-    /// The function's code (for group features that parse it).
-    code: String,
-    /// Its code's embedding cluster, where the run asks for the feature.
-    code_cluster: String,
-}
-
-/// A calibration result with where it belongs in the tables.
-struct Cell {
-    language: String,
-    model: String,
-    measure: String,
-    reflective: bool,
-    point: String,
-    report: CalibrationReport,
-    /// Generated tokens per item the measure needs.
-    tokens_per_item: Option<f64>,
-    view: CellView,
-}
 
 pub(crate) fn calibrate_and_report(
     config: &RunConfig,
     dir: &Path,
     labels: &[String],
 ) -> Result<(), PipelineError> {
-    let options = calibrate_options(config)?;
-    let raw_only = CalibrateOptions {
-        method: Method::None,
-        multicalibration: None,
-        ..options.clone()
-    };
-    // Table I reads only Spearman's rho from its calibrations.
-    let spearman_only = CalibrateOptions {
-        smooth_ece: false,
-        ..raw_only.clone()
-    };
-    let run = RunCells {
-        config,
-        dir,
-        metric: &config.scoring.metric,
-        points: operating_points(config)?,
-        measures: summary_measures(config),
-        options,
-        raw_only,
-        spearman_only,
-    };
-    let mut gathered = Gathered::default();
-    let template = config.prompt.template_text().map_err(stage_error)?;
-    for label in labels {
-        let mut rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
-        merge_agreement(dir, label, &mut rows)?;
-        let generator = generator(config, &rows, &template)?;
-        let mut items = load_items(dir, label, &rows, gathered.views.len())?;
-        let codes: Vec<&str> = items.iter().map(|i| i.code.as_str()).collect();
-        let clusters = code_clusters(config, &codes)?;
-        for (item, cluster) in items.iter_mut().zip(clusters) {
-            item.code_cluster = cluster;
-        }
-        gathered
-            .views
-            .extend(item_views(label, &rows, &items, run.metric));
-        write_labels(dir, label, &items, run.metric, &run.measures, &run.points)?;
-        let languages: std::collections::BTreeSet<&str> =
-            items.iter().map(|i| i.language.as_str()).collect();
-        for language in languages {
-            let model = Model {
-                language,
-                label,
-                generator: &generator,
-                items: items.iter().filter(|i| i.language == language).collect(),
-                rows: rows
-                    .iter()
-                    .filter(|row| text_field(row, "language") == language)
-                    .collect(),
-            };
-            for (measure, reflective) in &run.measures {
-                run.measure_cells(&model, measure, *reflective, &mut gathered)?;
-            }
-        }
-    }
+    let gathered = cells::gather(config, dir, labels)?;
     write_tables(config, dir, gathered)
 }
 
-/// Each operating point of the config with its threshold from the thresholds file.
-fn operating_points(config: &RunConfig) -> Result<Vec<(String, f64)>, PipelineError> {
-    let mut points = Vec::new();
-    for name in &config.scoring.operating_points {
-        let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
-        let threshold = read_threshold(&config.scoring.thresholds, point)
-            .map_err(stage_error)?
-            .threshold;
-        points.push((point.section().to_owned(), threshold));
-    }
-    Ok(points)
-}
-
-/// The measures to calibrate, each marked whether it is a reflective one.
-fn summary_measures(config: &RunConfig) -> Vec<(String, bool)> {
-    let samples = config.generation.samples > 0;
-    let plain = config
-        .calibration
-        .confidence
-        .iter()
-        .map(|m| (m.clone(), false));
-    let reflective = config
-        .generation
-        .reflective
-        .iter()
-        .map(|m| (m.clone(), true));
-    let agreement = SUMMARY_MEASURES
-        .iter()
-        .filter(|_| samples)
-        .map(|m| (m.to_string(), false));
-    plain.chain(reflective).chain(agreement).collect()
-}
-
-/// What the calibration loop gathers for the tables.
-#[derive(Default)]
-struct Gathered {
-    cells: Vec<Cell>,
-    subgroup_cells: Vec<Vec<String>>,
+/// The summarization seed's Tables I-VII.
+fn paper_tables(
+    config: &RunConfig,
+    cells: &[Cell],
+    first_point: &str,
     spearman: Vec<Vec<String>>,
-    notes: Vec<String>,
-    views: Vec<ItemView>,
-}
-
-/// What every cell of the run is calibrated with.
-struct RunCells<'a> {
-    config: &'a RunConfig,
-    dir: &'a Path,
-    /// The labelling similarity metric.
-    metric: &'a str,
-    points: Vec<(String, f64)>,
-    measures: Vec<(String, bool)>,
-    options: CalibrateOptions,
-    raw_only: CalibrateOptions,
-    spearman_only: CalibrateOptions,
-}
-
-/// One model's items in one language.
-struct Model<'a> {
-    language: &'a str,
-    label: &'a str,
-    generator: &'a Generator,
-    items: Vec<&'a Item>,
-    rows: Vec<&'a Value>,
-}
-
-impl RunCells<'_> {
-    /// The cells of one measure of `model` at every operating point, its
-    /// subgroup rows at the first, and its row of Table I.
-    fn measure_cells(
-        &self,
-        model: &Model,
-        measure: &str,
-        reflective: bool,
-        out: &mut Gathered,
-    ) -> Result<(), PipelineError> {
-        let items: Vec<&Item> = model
-            .items
-            .iter()
-            .copied()
-            .filter(|i| {
-                i.confidence.contains_key(measure) && i.similarity.contains_key(self.metric)
-            })
-            .collect();
-        if items.is_empty() {
-            return Ok(());
-        }
-        for (i, point) in self.points.iter().enumerate() {
-            let (cell, data) = self.cell(model, measure, reflective, point, &items, out)?;
-            if i == 0 {
-                out.subgroup_cells.extend(self.subgroups(
-                    model,
-                    measure,
-                    &items,
-                    &data,
-                    &cell.report,
-                ));
-            }
-            out.cells.push(cell);
-        }
-        let mut rhos = vec![
-            model.language.to_owned(),
-            model.label.to_owned(),
-            measure.to_owned(),
-        ];
-        for (_, column) in TABLE_ONE {
-            let Some(target) = column else {
-                rhos.push("n/a".into());
-                continue;
-            };
-            let data = self.data(&items, measure, target, self.points[0].1);
-            let report = calibrate(&data, &self.spearman_only).map_err(stage_error)?;
-            rhos.push(with_ci(
-                report.raw.metrics.spearman,
-                &report.raw,
-                "spearman",
-            ));
-        }
-        out.spearman.push(rhos);
-        Ok(())
-    }
-
-    /// One cell at `point` (its name and threshold): calibrated (raw where
-    /// rescaling cannot be had, with a note), its files written, and its data.
-    fn cell(
-        &self,
-        model: &Model,
-        measure: &str,
-        reflective: bool,
-        (point, threshold): &(String, f64),
-        items: &[&Item],
-        out: &mut Gathered,
-    ) -> Result<(Cell, CalibrationData), PipelineError> {
-        let (language, label, threshold) = (model.language, model.label, *threshold);
-        let data = self.data(items, measure, self.metric, threshold);
-        // Rescaling needs both classes in every training fold; where a
-        // threshold leaves too few of one, the raw numbers still stand.
-        let report = match calibrate(&data, &self.options) {
-            Ok(report) => report,
-            Err(e) => {
-                out.notes.push(format!(
-                    "{language} {label} {measure} at {point}: not rescaled ({e})"
-                ));
-                calibrate(&data, &self.raw_only).map_err(stage_error)?
-            }
-        };
-        let files = CellFiles {
-            parts: vec![language, label, measure, point],
-            measure,
-            label: LabelDefinition {
-                column: self.metric.to_owned(),
-                threshold: Some(threshold),
-                thresholds_file: Some(self.config.scoring.thresholds.display().to_string()),
-                operating_point: Some(point.to_owned()),
-                metric: Some(self.metric.to_owned()),
-            },
-            generator: Some(model.generator.clone()),
-        };
-        let key = [language, label, measure, point]
-            .map(str::to_owned)
-            .to_vec();
-        let view = CellView::new(
-            &CELL_KEY,
-            key,
-            files.calibration_dir(),
-            &report,
-            &data.confidence,
-            &data.correct,
-            &items.iter().map(|i| i.index).collect::<Vec<_>>(),
-        );
-        files.write(self.dir, &report)?;
-        let cell = Cell {
-            tokens_per_item: tokens_per_item(&model.rows, measure),
-            language: language.to_owned(),
-            model: label.to_owned(),
-            measure: measure.to_owned(),
-            reflective,
-            point: point.to_owned(),
-            report,
-            view,
-        };
-        Ok((cell, data))
-    }
-
-    /// The items labelled by `target` above `threshold`, grouped by repository.
-    fn data(
-        &self,
-        items: &[&Item],
-        measure: &str,
-        target: &str,
-        threshold: f64,
-    ) -> CalibrationData {
-        let facts: Vec<ItemFacts> = items
-            .iter()
-            .map(|i| ItemFacts {
-                language: &i.language,
-                repository: &i.repo,
-                code: &i.code,
-                code_chars: i.code_chars,
-                answer_chars: i.summary_chars,
-                code_cluster: &i.code_cluster,
-            })
-            .collect();
-        CalibrationData {
-            confidence: items.iter().map(|i| i.confidence[measure]).collect(),
-            correct: items
-                .iter()
-                .map(|i| correct_at(i.similarity[self.metric], threshold))
-                .collect(),
-            groups: Some(items.iter().map(|i| i.repo.clone()).collect()),
-            target: Some(
-                items
-                    .iter()
-                    .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
-                    .collect(),
-            ),
-            features: feature_columns(&self.config.calibration.group_features, &facts),
-        }
-    }
-
-    /// The subgroup rows of one cell: by code and summary length, and by repository.
-    fn subgroups(
-        &self,
-        model: &Model,
-        measure: &str,
-        items: &[&Item],
-        data: &CalibrationData,
-        report: &CalibrationReport,
-    ) -> Vec<Vec<String>> {
-        let lengths =
-            |f: fn(&Item) -> usize| -> Vec<usize> { items.iter().map(|i| f(i)).collect() };
-        let key = [model.language, model.label, measure]
-            .map(str::to_owned)
-            .to_vec();
-        subgroup_rows(
-            &key,
-            &[
-                ("code length", tertiles(&lengths(|i| i.code_chars), "chars")),
-                (
-                    "summary length",
-                    tertiles(&lengths(|i| i.summary_chars), "chars"),
-                ),
-            ],
-            &[("repository", items.iter().map(|i| i.repo.clone()).collect())],
-            data,
-            report,
-            &self.options,
-        )
-    }
-}
-
-/// The names of a summarization cell's key.
-const CELL_KEY: [&str; 4] = ["language", "model", "measure", "operating point"];
-
-/// Each generation as the report shows it: code, the developer's comment,
-/// the model's summary and its exemplars, with the labelling score.
-fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<ItemView> {
-    rows.iter()
-        .zip(items)
-        .map(|(row, item)| {
-            let text = |label: &str, key: &str, code: bool| ItemText {
-                label: label.to_owned(),
-                text: text_field(row, key),
-                code,
-            };
-            let exemplars: Vec<String> = row["exemplars"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e["id"].as_str().map(str::to_owned))
-                .collect();
-            ItemView {
-                id: item.id.clone(),
-                model: label.to_owned(),
-                group: item.repo.clone(),
-                texts: vec![
-                    text("code", "code", true),
-                    text("developer's comment (reference)", "reference", false),
-                    text("generated summary", "text", false),
-                    ItemText {
-                        label: "exemplars".into(),
-                        text: exemplars.join(", "),
-                        code: false,
-                    },
-                ],
-                numbers: item
-                    .similarity
-                    .get(metric)
-                    .map(|v| vec![(metric.to_owned(), *v)])
-                    .unwrap_or_default(),
-                labels: Vec::new(),
-                headline: text_field(row, "text").trim().to_owned(),
-            }
-        })
-        .collect()
-}
-
-fn load_items(
-    dir: &Path,
-    label: &str,
-    rows: &[Value],
-    first_index: usize,
-) -> Result<Vec<Item>, PipelineError> {
-    let scores_path = dir.join(format!("scores/{label}.csv"));
-    let table = Table::read(&scores_path, Some(Format::Csv)).map_err(stage_error)?;
-    let ids = table.column("id").map_err(stage_error)?;
-    let mut similarity: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
-    let names: Vec<String> = table
-        .column_names()
-        .iter()
-        .filter(|c| c.as_str() != "id")
-        .cloned()
-        .collect();
-    for row in 0..table.len() {
-        let id = ids.text(row).map_err(stage_error)?.to_owned();
-        let mut values = BTreeMap::new();
-        for name in &names {
-            if let Ok(value) = table.column(name).and_then(|c| c.number(row)) {
-                values.insert(name.clone(), value);
-            }
-        }
-        similarity.insert(id, values);
-    }
-    Ok(rows
-        .iter()
-        .enumerate()
-        .map(|(position, row)| {
-            let id = text_field(row, "id");
-            let mut confidence = BTreeMap::new();
-            for (name, value) in row["confidence"].as_object().into_iter().flatten() {
-                if let Some(v) = value.as_f64() {
-                    confidence.insert(name.clone(), v);
-                }
-            }
-            for (name, value) in row["reflective"].as_object().into_iter().flatten() {
-                if let Some(v) = value.get("confidence").and_then(Value::as_f64) {
-                    confidence.insert(name.clone(), v);
-                }
-            }
-            Item {
-                index: first_index + position,
-                code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
-                code: row["code"].as_str().unwrap_or_default().to_owned(),
-                code_cluster: String::new(),
-                summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
-                similarity: similarity.get(&id).cloned().unwrap_or_default(),
-                language: text_field(row, "language"),
-                repo: text_field(row, "repo"),
-                id,
-                confidence,
-            }
-        })
-        .collect())
-}
-
-fn write_labels(
-    dir: &Path,
-    label: &str,
-    items: &[Item],
-    metric: &str,
-    measures: &[(String, bool)],
-    points: &[(String, f64)],
-) -> Result<(), PipelineError> {
-    let mut header = vec![
-        "id".to_owned(),
-        "language".into(),
-        "repo".into(),
-        metric.to_owned(),
-    ];
-    header.extend(measures.iter().map(|(m, _)| m.clone()));
-    header.extend(points.iter().map(|(p, _)| format!("correct_{p}")));
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(&header).map_err(stage_error)?;
-    for item in items {
-        let number = |v: Option<&f64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let value = item.similarity.get(metric);
-        let mut record = vec![
-            item.id.clone(),
-            item.language.clone(),
-            item.repo.clone(),
-            number(value),
-        ];
-        record.extend(measures.iter().map(|(m, _)| number(item.confidence.get(m))));
-        record.extend(points.iter().map(|(_, t)| match value {
-            Some(v) => u8::from(correct_at(*v, *t)).to_string(),
-            None => String::new(),
-        }));
-        writer.write_record(&record).map_err(stage_error)?;
-    }
-    let bytes = writer.into_inner().map_err(stage_error)?;
-    create_dir(&dir.join("labels"))?;
-    write_atomic(&dir.join(format!("labels/{label}.csv")), &bytes)?;
-    Ok(())
-}
-
-fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<(), PipelineError> {
-    let Gathered {
-        cells,
-        subgroup_cells,
-        spearman,
-        notes,
-        views: items,
-    } = gathered;
-    let cells = &cells[..];
-    let metric = &config.scoring.metric;
-    let first_point = config
-        .scoring
-        .operating_points
-        .first()
-        .cloned()
-        .unwrap_or_default();
+    summary: Option<&ThresholdsSummary>,
+) -> Vec<ReportTable> {
     let key = ["language", "model", "measure"];
     let one_columns: Vec<&str> = TABLE_ONE.iter().map(|(name, _)| *name).collect();
     let mut tables = vec![ReportTable {
@@ -578,9 +55,7 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
         header: header(&key, &one_columns),
         rows: spearman,
     }];
-    // Table II and the ROC section read the thresholds file; without one they say "-".
-    let summary = read_summary(&config.scoring.thresholds).ok();
-    tables.push(table_two(config, summary.as_ref()));
+    tables.push(table_two(config, summary));
     let results: Vec<SummaryResult> = cells
         .iter()
         .map(|c| SummaryResult {
@@ -605,17 +80,39 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
         .filter(|p| *p != first_point)
         .collect();
     tables.extend([
-        summarization::table3(&results, &first_point, asap),
+        summarization::table3(&results, first_point, asap),
         summarization::rescaled_table(
             &results,
-            &first_point,
+            first_point,
             asap,
             &config.calibration.method,
             &folds,
         ),
-        summarization::table6(&results, &first_point, &others),
-        summarization::table7(&results, &first_point),
+        summarization::table6(&results, first_point, &others),
+        summarization::table7(&results, first_point),
     ]);
+    tables
+}
+
+fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<(), PipelineError> {
+    let Gathered {
+        cells,
+        subgroup_cells,
+        spearman,
+        notes,
+        views: items,
+    } = gathered;
+    let cells = &cells[..];
+    let metric = &config.scoring.metric;
+    let first_point = config
+        .scoring
+        .operating_points
+        .first()
+        .cloned()
+        .unwrap_or_default();
+    // Table II and the ROC section read the thresholds file; without one they say "-".
+    let summary = read_summary(&config.scoring.thresholds).ok();
+    let mut tables = paper_tables(config, cells, &first_point, spearman, summary.as_ref());
     let decision_rows: Vec<CellRow> = cells
         .iter()
         .map(|c| {
@@ -672,6 +169,21 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
         sample_size_note(&decision_rows)
     );
     let tables = write_all(dir, tables)?;
+    let parts = ReportParts {
+        intro,
+        data: corpus_files(config),
+        tables,
+        notes,
+        sections: sections(metric, cells, summary.as_ref()),
+        items,
+        cells: cells.iter().map(|c| c.view.clone()).collect(),
+    };
+    write_report(config, dir, parts)
+}
+
+/// The report's sections: where the ROC figure comes from, and each cell's
+/// reliability diagram.
+fn sections(metric: &str, cells: &[Cell], summary: Option<&ThresholdsSummary>) -> Vec<Section> {
     // The metric's ROC depends on the human ratings, not on this run: the
     // command that chose the thresholds draws it.
     let roc = Section {
@@ -680,7 +192,6 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
             "Drawn (roc.svg, roc.png) by the command that made the thresholds file, run from \
              the repository root: {}\n\n",
             summary
-                .as_ref()
                 .and_then(|s| s.command.as_deref())
                 .map_or_else(|| "-".into(), toml_string)
         ),
@@ -693,22 +204,13 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
             c.language, c.model, c.measure, c.point
         );
     }
-    let parts = ReportParts {
-        intro,
-        data: corpus_files(config),
-        tables,
-        notes,
-        sections: vec![
-            roc,
-            Section {
-                heading: "Reliability diagrams".into(),
-                body: diagrams,
-            },
-        ],
-        items,
-        cells: cells.iter().map(|c| c.view.clone()).collect(),
-    };
-    write_report(config, dir, parts)
+    vec![
+        roc,
+        Section {
+            heading: "Reliability diagrams".into(),
+            body: diagrams,
+        },
+    ]
 }
 
 /// What the run's header names as its data: the CodeXGLUE files, or the
@@ -749,39 +251,5 @@ fn table_two(config: &RunConfig, summary: Option<&ThresholdsSummary>) -> ReportT
             ci.unwrap_or_else(|| "-".into()),
             config.scoring.thresholds.display().to_string(),
         ]],
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_summary_scored_exactly_at_the_threshold_is_not_correct() {
-        // The summarization seed's replication code labels a summary correct
-        // when its score is strictly above the threshold.
-        assert!(!correct_at(0.5, 0.5));
-        assert!(correct_at(0.5 + 1e-12, 0.5));
-        assert!(!correct_at(0.4, 0.5));
-    }
-
-    #[test]
-    fn table_one_has_the_seeds_columns_in_its_order() {
-        // The summarization seed's Table I: BERTScore(-R), BLEU-1,
-        // InferSent-CS, ROUGE-1-P, ROUGE-4-R, ROUGE-W-R, SentenceBERT.
-        let names: Vec<&str> = TABLE_ONE.iter().map(|(n, _)| *n).collect();
-        assert_eq!(
-            names,
-            [
-                "BERTScore-R",
-                "BLEU-1",
-                "InferSent-CS",
-                "ROUGE-1-P",
-                "ROUGE-4-R",
-                "ROUGE-W-R",
-                "SentenceBERT"
-            ]
-        );
-        assert_eq!(TABLE_ONE[2].1, None);
     }
 }

@@ -9,7 +9,9 @@
 //! are `report`'s. Not the summarization flow, and nothing another flow uses.
 
 mod agreement;
+mod cells;
 mod columns;
+mod items;
 mod report;
 mod turbulence;
 

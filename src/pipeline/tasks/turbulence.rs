@@ -23,7 +23,6 @@ use crate::calibrate::metrics::{BinSpec, Sample};
 use crate::pipeline::artifacts::text_field;
 use crate::report::run::ReportTable;
 use crate::report::table::header;
-use crate::task::turbulence::TABLE_II;
 use crate::task::{Oracle, Problem};
 
 /// The confidence measure built from agreement across rounds.
@@ -211,173 +210,6 @@ pub(super) fn histogram_svg(models: &[(String, Vec<Answer>)]) -> String {
     )
 }
 
-/// The paper's tables for every model's answers.
-pub(super) fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<ReportTable> {
-    let mut corrsc_rows = Vec::new();
-    let mut histogram_rows = Vec::new();
-    let mut classes_rows = Vec::new();
-    let mut table1 = Vec::new();
-    let mut table2 = Vec::new();
-    let mut discontinuities = Vec::new();
-    for (model, answers) in models {
-        let questions = by_question(answers);
-        let mut histogram = [0usize; 12];
-        let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
-        for (question, of_question) in &questions {
-            let score = corrsc(of_question);
-            let class = class(of_question);
-            histogram[histogram_bin(score)] += 1;
-            *classes.entry(class).or_default() += 1;
-            corrsc_rows.push(vec![
-                model.clone(),
-                format!("Q{question}"),
-                by_instance(of_question).len().to_string(),
-                of_question.len().to_string(),
-                format!("{score:.3}"),
-                class.to_owned(),
-            ]);
-            if class == "consistent failure" {
-                let failed = every_round(of_question, false);
-                let solved = every_round(of_question, true);
-                discontinuities.push(vec![
-                    model.clone(),
-                    format!("Q{question}"),
-                    failed.len().to_string(),
-                    list(&failed, 5),
-                    solved.len().to_string(),
-                    list(&solved, 5),
-                    format!("{} ({})", failed[0].id, failed[0].reason),
-                ]);
-            }
-        }
-        let mut row = vec![model.clone()];
-        row.extend(histogram.iter().map(usize::to_string));
-        histogram_rows.push(row);
-        let mut row = vec![model.clone()];
-        for name in [
-            "perfect success",
-            "perfect failure",
-            "consistent failure",
-            "random failure",
-        ] {
-            row.push(classes.get(name).copied().unwrap_or(0).to_string());
-        }
-        classes_rows.push(row);
-        table1.push(table1_row(model, answers, questions.len()));
-        table2.push(table2_row(model, answers));
-    }
-    let mut table2_header = vec!["model"];
-    table2_header.extend(TABLE_II.iter().map(|(_, name)| *name));
-    table2_header.push("Unavailable");
-    let mut histogram_header = vec!["model"];
-    histogram_header.extend(HISTOGRAM_BINS);
-    vec![
-        ReportTable {
-            file: "turbulence_corrsc".into(),
-            title: "Turbulence: CorrSc per question (Definition 1: correct answers / (M x N)) \
-                    and its class (section IV-B)"
-                .into(),
-            header: header(
-                &[
-                    "model",
-                    "question",
-                    "instances",
-                    "answers",
-                    "CorrSc",
-                    "class",
-                ],
-                &[],
-            ),
-            rows: corrsc_rows,
-        },
-        ReportTable {
-            file: "turbulence_classes".into(),
-            title: "Turbulence: questions per class (the paper's Figure 6)".into(),
-            header: header(
-                &[
-                    "model",
-                    "perfect success",
-                    "perfect failure",
-                    "consistent failure",
-                    "random failure",
-                ],
-                &[],
-            ),
-            rows: classes_rows,
-        },
-        ReportTable {
-            file: "turbulence_histogram".into(),
-            title: "Turbulence: questions per CorrSc bin (the paper's Figure 4)".into(),
-            header: header(&histogram_header, &[]),
-            rows: histogram_rows,
-        },
-        ReportTable {
-            file: "turbulence_table1".into(),
-            title: "Turbulence Table I: mean CorrSc ± standard error over all answers \
-                    (overall only: the paper names no question's difficulty)"
-                .into(),
-            header: header(&["model", "questions", "answers", "Overall"], &[]),
-            rows: table1,
-        },
-        ReportTable {
-            file: "turbulence_table2".into(),
-            title: "Turbulence Table II: answers per outcome (the first failing stage); \
-                    codecal's own oracles, not the upstream fixed tests"
-                .into(),
-            header: header(&table2_header, &[]),
-            rows: table2,
-        },
-        ReportTable {
-            file: "turbulence_discontinuity".into(),
-            title: "Turbulence: consistent failures, the parameters failed in every round \
-                    beside those solved in every round, and one failing answer"
-                .into(),
-            header: header(
-                &[
-                    "model",
-                    "question",
-                    "failed every round",
-                    "their parameters",
-                    "solved every round",
-                    "their parameters",
-                    "a failing answer (outcome)",
-                ],
-                &[],
-            ),
-            rows: discontinuities,
-        },
-    ]
-}
-
-fn table1_row(model: &str, answers: &[Answer], questions: usize) -> Vec<String> {
-    let n = answers.len();
-    let mean = answers.iter().filter(|a| a.correct).count() as f64 / n.max(1) as f64;
-    // The standard error of the mean of 0/1 outcomes, with the sample
-    // standard deviation.
-    let se = if n > 1 {
-        (mean * (1.0 - mean) * n as f64 / (n as f64 - 1.0)).sqrt() / (n as f64).sqrt()
-    } else {
-        0.0
-    };
-    vec![
-        model.to_owned(),
-        questions.to_string(),
-        n.to_string(),
-        format!("{mean:.3} ± {se:.3}"),
-    ]
-}
-
-fn table2_row(model: &str, answers: &[Answer]) -> Vec<String> {
-    let count = |name: &str| answers.iter().filter(|a| a.reason == name).count();
-    let mut row = vec![model.to_owned()];
-    for (reason, _) in TABLE_II {
-        let name = serde_json::to_value(reason).unwrap_or_default();
-        row.push(count(name.as_str().unwrap_or_default()).to_string());
-    }
-    row.push(count("unavailable").to_string());
-    row
-}
-
 /// Calibration per neighbourhood, the worst one, confidence turbulence and
 /// the overconfident blind spots, for every model x measure.
 pub(super) fn calibration_tables(
@@ -397,37 +229,10 @@ pub(super) fn calibration_tables(
         let pooled = sample.metrics(None);
         let mut worst_here: Option<(f64, u32)> = None;
         for question in by_question(answers).keys() {
-            let weights: Vec<u32> = answers
-                .iter()
-                .map(|a| u32::from(a.question == *question))
-                .collect();
-            let metrics = sample.metrics(Some(&weights));
-            let confidences: Vec<f64> = answers
-                .iter()
-                .zip(&view.confidence)
-                .filter(|(a, _)| a.question == *question)
-                .map(|(_, &c)| c)
-                .collect();
-            let (sd, range) = spread(&confidences);
-            let p = metrics.base_rate;
-            per_question.push(vec![
-                view.model.clone(),
-                view.measure.clone(),
-                kind_of(view).into(),
-                format!("Q{question}"),
-                metrics.n.to_string(),
-                format!("{p:.3}"),
-                format!("{:.3}", (p * (1.0 - p)).sqrt()),
-                format!("{:.3}", mean(&confidences)),
-                format!("{sd:.3}"),
-                format!("{range:.3}"),
-                format!("{:.3}", metrics.ece),
-                metrics
-                    .skill_score
-                    .map_or("-".into(), |s| format!("{s:.3}")),
-            ]);
-            if worst_here.is_none_or(|(ece, _)| metrics.ece > ece) {
-                worst_here = Some((metrics.ece, *question));
+            let (row, ece) = neighbourhood_row(view, answers, &sample, *question);
+            per_question.push(row);
+            if worst_here.is_none_or(|(worst, _)| ece > worst) {
+                worst_here = Some((ece, *question));
             }
         }
         if let Some((ece, question)) = worst_here {
@@ -508,6 +313,45 @@ pub(super) fn calibration_tables(
     ]
 }
 
+/// One neighbourhood's row of the calibration table, and its ECE.
+fn neighbourhood_row(
+    view: &MeasureView,
+    answers: &[Answer],
+    sample: &Sample,
+    question: u32,
+) -> (Vec<String>, f64) {
+    let weights: Vec<u32> = answers
+        .iter()
+        .map(|a| u32::from(a.question == question))
+        .collect();
+    let metrics = sample.metrics(Some(&weights));
+    let confidences: Vec<f64> = answers
+        .iter()
+        .zip(&view.confidence)
+        .filter(|(a, _)| a.question == question)
+        .map(|(_, &c)| c)
+        .collect();
+    let (sd, range) = spread(&confidences);
+    let p = metrics.base_rate;
+    let row = vec![
+        view.model.clone(),
+        view.measure.clone(),
+        kind_of(view).into(),
+        format!("Q{question}"),
+        metrics.n.to_string(),
+        format!("{p:.3}"),
+        format!("{:.3}", (p * (1.0 - p)).sqrt()),
+        format!("{:.3}", mean(&confidences)),
+        format!("{sd:.3}"),
+        format!("{range:.3}"),
+        format!("{:.3}", metrics.ece),
+        metrics
+            .skill_score
+            .map_or("-".into(), |s| format!("{s:.3}")),
+    ];
+    (row, metrics.ece)
+}
+
 fn blind_spots(view: &MeasureView, answers: &[Answer]) -> Vec<String> {
     let threshold = view.accept_cutoff.unwrap_or(0.5);
     let mut failed_everywhere: BTreeMap<(u32, u32), bool> = BTreeMap::new();
@@ -557,6 +401,10 @@ fn spread(values: &[f64]) -> (f64, f64) {
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (var.sqrt(), if values.is_empty() { 0.0 } else { hi - lo })
 }
+
+mod paper;
+
+pub(super) use paper::paper_tables;
 
 #[cfg(test)]
 mod tests;

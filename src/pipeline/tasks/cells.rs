@@ -1,0 +1,553 @@
+//! The calibration loop of a task run: reads each model's generations and
+//! verdicts, calibrates every model x measure (raw, rescaled, and with the
+//! Oyster's Eq. 4), writes each cell's calibration files and Turbulence's own
+//! tables and figure, and gathers the cells, outcomes, notes and item views.
+//! The tables themselves are built in `report`.
+
+use super::items::{item_views, outcome_row};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::columns::{
+    ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, Column, answer_token_measures,
+    combination_column, measure_column,
+};
+use super::read_problems;
+use super::turbulence;
+use crate::artifact::{create_dir, write_atomic};
+use crate::calibrate::BinSpec;
+use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::combine::Combination;
+use crate::calibrate::{
+    CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
+};
+use crate::confidence::agreement::CODE_MEASURES;
+use crate::confidence::length::LengthBaseline;
+use crate::pipeline::PipelineError;
+use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
+use crate::pipeline::calibration::{CellFiles, calibrate_options, generator};
+use crate::pipeline::config::{COMBINATION, RunConfig};
+use crate::pipeline::multicalibration::{self};
+use crate::pipeline::sampled::merge_agreement;
+use crate::pipeline::sources::tokens_per_item;
+use crate::report::paper::MeasureResult;
+use crate::report::run::ReportTable;
+use crate::report::run::{CellView, ItemView, Section};
+use crate::task::Problem;
+use crate::task::datasets::Dataset;
+
+/// One model x measure result.
+pub(super) struct Cell {
+    pub(super) model: String,
+    pub(super) measure: String,
+    pub(super) report: CalibrationReport,
+    /// The same items rescaled with "Open the Oyster"'s Eq. 4.
+    pub(super) oyster: CalibrationReport,
+    /// Items with no value for the measure, counted at confidence 0.
+    pub(super) missing: usize,
+    /// Items whose confidence is exactly 0 or 1.
+    pub(super) extremes: usize,
+    /// Generated tokens per item the measure needs.
+    pub(super) tokens_per_item: Option<f64>,
+    pub(super) view: CellView,
+}
+
+impl Cell {
+    /// The cell as the papers' tables read it, with `report` (its own
+    /// calibration or the Oyster's Eq. 4 one).
+    pub(super) fn result<'a>(&'a self, report: &'a CalibrationReport) -> MeasureResult<'a> {
+        MeasureResult {
+            model: &self.model,
+            measure: &self.measure,
+            report,
+            missing: self.missing,
+            extremes: self.extremes,
+        }
+    }
+}
+
+/// Calibrates every model x measure (each cell's files written, and
+/// Turbulence's own tables and figure) and gathers what the tables need.
+pub(super) fn gather(
+    config: &RunConfig,
+    dataset: Dataset,
+    dir: &Path,
+    labels: &[String],
+) -> Result<Gathered, PipelineError> {
+    let problems = read_problems(&dir.join("problems.jsonl"))?;
+    let lengths: Vec<usize> = problems
+        .iter()
+        .map(|p| p.reference_answer.chars().count())
+        .collect();
+    let run = RunCells {
+        config,
+        dataset,
+        dir,
+        options: calibrate_options(config)?,
+        measures: task_measures(config, dataset),
+        baseline: LengthBaseline::fit(&lengths),
+        // Cross-validation keeps a problem's group together: REval's
+        // questions about one program share a fold.
+        groups: problems
+            .iter()
+            .map(|p| (p.id.as_str(), p.group.as_deref().unwrap_or(&p.id)))
+            .collect(),
+        problems: &problems,
+    };
+    let mut gathered = Gathered::default();
+    let mut turbulence = Turbulence::default();
+    for label in labels {
+        run.label_cells(label, &mut gathered, &mut turbulence)?;
+    }
+    let cells = &gathered.cells;
+    let combination_notes: Vec<String> = labels
+        .iter()
+        .filter_map(|l| combination_note(cells, l))
+        .collect();
+    gathered.notes.extend(combination_notes);
+    if dataset == Dataset::Turbulence {
+        turbulence.report(dir, run.options.bins, &mut gathered)?;
+    }
+    Ok(gathered)
+}
+
+/// The measures to calibrate: the config's, Ask T/F normalised, the
+/// agreement measures, the learned combination and Turbulence's
+/// self-consistency where the run has them.
+fn task_measures(config: &RunConfig, dataset: Dataset) -> Vec<String> {
+    let mut measures: Vec<String> = config
+        .calibration
+        .confidence
+        .iter()
+        .chain(&config.generation.reflective)
+        .cloned()
+        .collect();
+    // Seed 000 reports Ask T/F both as P(True) and normalised by P(False).
+    if measures.iter().any(|m| m == ASK_TRUE) {
+        measures.push(ASK_TRUE_NORMALIZED.to_owned());
+    }
+    if config.generation.samples > 0 {
+        measures.extend(CODE_MEASURES.iter().map(|m| m.to_string()));
+    }
+    if !config.calibration.combine.is_empty() {
+        measures.push(COMBINATION.to_owned());
+    }
+    if dataset == Dataset::Turbulence && config.dataset.rounds > 1 {
+        measures.push(turbulence::SELF_CONSISTENCY.to_owned());
+    }
+    measures
+}
+
+/// What every cell of the run is calibrated with.
+struct RunCells<'a> {
+    config: &'a RunConfig,
+    dataset: Dataset,
+    dir: &'a Path,
+    options: CalibrateOptions,
+    measures: Vec<String>,
+    baseline: Option<LengthBaseline>,
+    problems: &'a [Problem],
+    /// Problem id -> its cross-validation group.
+    groups: BTreeMap<&'a str, &'a str>,
+}
+
+/// One model's answers, read for its cells.
+struct Answers<'a> {
+    label: &'a str,
+    generations: &'a [Value],
+    answer_measures: Vec<Option<AnswerMeasures>>,
+    generator: Generator,
+    /// Its items' places in the report data's item list.
+    item_indices: Vec<usize>,
+}
+
+/// Turbulence's answers and per-measure confidences, for its own tables.
+#[derive(Default)]
+struct Turbulence {
+    models: Vec<(String, Vec<turbulence::Answer>)>,
+    views: Vec<turbulence::MeasureView>,
+}
+
+impl RunCells<'_> {
+    /// Every cell of one model, with its outcome row and item views.
+    fn label_cells(
+        &self,
+        label: &str,
+        out: &mut Gathered,
+        turbulence: &mut Turbulence,
+    ) -> Result<(), PipelineError> {
+        let dir = self.dir;
+        let mut generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        merge_agreement(dir, label, &mut generations)?;
+        let mut verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        if self.dataset == Dataset::Turbulence {
+            let answers = turbulence_answers(
+                self.problems,
+                &mut generations,
+                &mut verdicts,
+                &mut out.notes,
+                label,
+            );
+            turbulence.models.push((label.to_owned(), answers));
+        }
+        let first_item = out.items.len();
+        out.items
+            .extend(item_views(label, self.problems, &generations, &verdicts));
+        // A task's prompt wording is codecal's code for the task and style, so
+        // the recipe, not a template file, is what the calibrator pins.
+        let config = self.config;
+        let recipe = format!(
+            "task={};style={};codecal={}",
+            config.task,
+            config.prompt.style.clone().unwrap_or_default(),
+            env!("CARGO_PKG_VERSION")
+        );
+        out.outcomes.push(outcome_row(label, &verdicts));
+        // Read each row's tokens once, not once per measure.
+        let first_k = config.generation.first_k;
+        let answers = Answers {
+            label,
+            generator: generator(config, &generations, &recipe)?,
+            answer_measures: generations
+                .iter()
+                .zip(&verdicts)
+                .map(|(generation, verdict)| answer_token_measures(generation, verdict, first_k))
+                .collect(),
+            generations: &generations,
+            item_indices: (first_item..out.items.len()).collect(),
+        };
+        let features = multicalibration::task_features(config, &generations, &verdicts)?;
+        let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
+        for measure in &self.measures {
+            let (mut column, combination) = if measure == COMBINATION {
+                match combination_column(&config.calibration.combine, &seen, &self.options) {
+                    Ok((column, fit)) => (column, Some(fit)),
+                    Err(e) => {
+                        out.notes
+                            .push(format!("{label} {COMBINATION}: not made ({e})"));
+                        continue;
+                    }
+                }
+            } else {
+                let column = measure_column(
+                    &generations,
+                    &verdicts,
+                    &answers.answer_measures,
+                    measure,
+                    self.baseline,
+                    &self.groups,
+                );
+                (column, None)
+            };
+            seen.insert(measure.clone(), column.data.clone());
+            column.data.features = features.clone();
+            let cell = self.cell(&answers, measure, &column, combination, out, turbulence)?;
+            out.cells.push(cell);
+        }
+        Ok(())
+    }
+
+    /// One cell: calibrated (raw where rescaling cannot be had), rescaled
+    /// again with the Oyster's Eq. 4, and its files written.
+    fn cell(
+        &self,
+        answers: &Answers,
+        measure: &str,
+        column: &Column,
+        combination: Option<Combination>,
+        out: &mut Gathered,
+        turbulence: &mut Turbulence,
+    ) -> Result<Cell, PipelineError> {
+        let (label, notes) = (answers.label, &mut out.notes);
+        let data = &column.data;
+        let report = calibrate_or_raw(data, &self.options, notes, label, measure)?;
+        let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
+        let dataset_name = format!("{:?}", self.dataset).to_lowercase();
+        let files = CellFiles {
+            parts: vec![&dataset_name, label, measure],
+            measure,
+            label: LabelDefinition {
+                column: "the oracle's verdict (passed)".into(),
+                ..LabelDefinition::default()
+            },
+            generator: Some(answers.generator.clone()),
+        };
+        let view = CellView::new(
+            &["model", "measure"],
+            vec![label.to_owned(), measure.to_owned()],
+            files.calibration_dir(),
+            &report,
+            &data.confidence,
+            &data.correct,
+            &answers.item_indices,
+        );
+        files.write_with(self.dir, &report, combination)?;
+        if self.dataset == Dataset::Turbulence {
+            turbulence.views.push(turbulence::MeasureView {
+                model: label.to_owned(),
+                measure: measure.to_owned(),
+                confidence: report
+                    .out_of_fold_confidence
+                    .iter()
+                    .zip(&data.confidence)
+                    .map(|(rescaled, raw)| rescaled.unwrap_or(*raw))
+                    .collect(),
+                rescaled: report.rescaled.is_some(),
+                accept_cutoff: report
+                    .cutoffs
+                    .accept
+                    .iter()
+                    .filter_map(|c| c.cutoff)
+                    .reduce(f64::max),
+            });
+        }
+        let combine = &self.config.calibration.combine;
+        Ok(Cell {
+            model: label.to_owned(),
+            measure: measure.to_owned(),
+            tokens_per_item: cost(answers.generations, measure, combine),
+            extremes: data
+                .confidence
+                .iter()
+                .filter(|&&p| p == 0.0 || p == 1.0)
+                .count(),
+            missing: column.missing,
+            report,
+            oyster,
+            view,
+        })
+    }
+}
+
+impl Turbulence {
+    /// Turbulence's own tables (Tables I and II, classes, neighbourhood
+    /// calibration) and its CorrSc histogram.
+    fn report(&self, dir: &Path, bins: BinSpec, out: &mut Gathered) -> Result<(), PipelineError> {
+        out.extra.extend(turbulence::paper_tables(&self.models));
+        out.extra.extend(turbulence::calibration_tables(
+            &self.models,
+            &self.views,
+            bins,
+        ));
+        let figure = "figures/turbulence_histogram.svg";
+        create_dir(&dir.join("figures"))?;
+        let svg = turbulence::histogram_svg(&self.models);
+        write_atomic(&dir.join(figure), svg.as_bytes())?;
+        out.sections.push(Section {
+            heading: "Turbulence: the CorrSc histogram".into(),
+            body: format!("Questions per CorrSc bin, a bar per model: [svg]({figure})"),
+        });
+        Ok(())
+    }
+}
+
+/// What the calibration loop gathered for the tables.
+#[derive(Default)]
+pub(super) struct Gathered {
+    pub(super) cells: Vec<Cell>,
+    pub(super) outcomes: Vec<Vec<String>>,
+    pub(super) notes: Vec<String>,
+    pub(super) items: Vec<ItemView>,
+    /// Tables and figures of the dataset's own (Turbulence's).
+    pub(super) extra: Vec<ReportTable>,
+    pub(super) sections: Vec<Section>,
+}
+
+/// Turbulence: drops the answers whose oracle could not run here (with a
+/// note naming how many), reads the rest with their instances, and adds
+/// each answer's self-consistency across rounds to its confidences.
+fn turbulence_answers(
+    problems: &[Problem],
+    generations: &mut Vec<Value>,
+    verdicts: &mut Vec<Value>,
+    notes: &mut Vec<String>,
+    label: &str,
+) -> Vec<turbulence::Answer> {
+    let available: Vec<bool> = verdicts
+        .iter()
+        .map(|v| text_field(v, "reason") != "unavailable")
+        .collect();
+    let dropped = available.iter().filter(|a| !**a).count();
+    if dropped > 0 {
+        notes.push(format!(
+            "{label}: {dropped} answers not judged: their oracle cannot run on this machine \
+             (Q57 and Q58 need numpy in the sandbox's Python)"
+        ));
+    }
+    let mut keep = available.iter();
+    generations.retain(|_| *keep.next().unwrap_or(&true));
+    let mut keep = available.iter();
+    verdicts.retain(|_| *keep.next().unwrap_or(&true));
+    let answers = turbulence::answers(problems, verdicts);
+    let consistency = turbulence::self_consistency(&answers, verdicts);
+    for (generation, value) in generations.iter_mut().zip(consistency) {
+        if let Some(value) = value {
+            generation["confidence"][turbulence::SELF_CONSISTENCY] = value.into();
+        }
+    }
+    answers
+}
+
+/// Generated tokens per item that `measure` needs: for the learned
+/// combination, what its costliest measure needs.
+fn cost(generations: &[Value], measure: &str, combine: &[String]) -> Option<f64> {
+    let rows: Vec<&Value> = generations.iter().collect();
+    if measure == COMBINATION {
+        return combine
+            .iter()
+            .filter_map(|m| tokens_per_item(&rows, m))
+            .reduce(f64::max);
+    }
+    tokens_per_item(&rows, measure)
+}
+
+/// The learned combination beside the best single measure of the same
+/// model, both out of fold: the combination's own (it is out of fold before
+/// any rescaling) and each measure's rescaled skill.
+fn combination_note(cells: &[Cell], model: &str) -> Option<String> {
+    let of_model = || cells.iter().filter(|c| c.model == model);
+    let combined = of_model().find(|c| c.measure == COMBINATION)?;
+    let skill = combined.report.raw.metrics.skill_score?;
+    let best = of_model()
+        .filter(|c| c.measure != COMBINATION)
+        .filter_map(|c| Some((c, c.report.rescaled.as_ref()?.metrics.skill_score?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let auc = |e: &Evaluation| e.metrics.auroc.map_or("-".into(), |a| format!("{a:.3}"));
+    Some(format!(
+        "{model}: the learned {COMBINATION} has out-of-fold skill {skill:.3} (AUC {}); the \
+         best single measure, {}, has rescaled out-of-fold skill {:.3} (AUC {})",
+        auc(&combined.report.raw),
+        best.0.measure,
+        best.1,
+        auc(&best.0.report.raw),
+    ))
+}
+
+/// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p) as the
+/// paper fits it, by plain maximum likelihood: no L2 penalty, which would
+/// shrink the slope of a feature as small as a total probability (~1e-5)
+/// to zero (issue "fidelity, third pass", item 4). Reuses the run's own
+/// calibration where that already is an unpenalised `platt-p`.
+fn oyster_calibration(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    report: &CalibrationReport,
+    notes: &mut Vec<String>,
+    label: &str,
+    measure: &str,
+) -> Result<CalibrationReport, PipelineError> {
+    if options.method == Method::PlattP && !options.penalty {
+        return Ok(report.clone());
+    }
+    let platt_p = CalibrateOptions {
+        method: Method::PlattP,
+        penalty: false,
+        multicalibration: None,
+        ..options.clone()
+    };
+    // Plain likelihood has no unique optimum for a confidence that does not
+    // vary (or separates the classes): then the penalised fit, said so. (A
+    // single-class cell's note comes from the cell's own calibration.)
+    match calibrate(data, &platt_p) {
+        Ok(report) => Ok(report),
+        Err(e) => {
+            notes.push(format!(
+                "{label} {measure}: Eq. 4 without a penalty has no unique fit ({e}); the \
+                 Oyster table uses scikit-learn's C = 1 for it"
+            ));
+            let penalised = CalibrateOptions {
+                penalty: true,
+                ..platt_p
+            };
+            calibrate_or_raw(
+                data,
+                &penalised,
+                notes,
+                label,
+                &format!("{measure} (platt-p)"),
+            )
+        }
+    }
+}
+
+/// Rescaling needs both outcomes in every training fold; where it cannot
+/// be had, the raw numbers still stand, with a note.
+fn calibrate_or_raw(
+    data: &CalibrationData,
+    options: &CalibrateOptions,
+    notes: &mut Vec<String>,
+    label: &str,
+    measure: &str,
+) -> Result<CalibrationReport, PipelineError> {
+    match calibrate(data, options) {
+        Ok(report) => {
+            // Say why a table has no skill score or no rescaled row (e.g. a
+            // model that got nothing right), once per model.
+            for warning in report.warnings.iter().filter(|w| w.starts_with("all ")) {
+                let note = format!("{label}: {warning}");
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
+            Ok(report)
+        }
+        Err(e) => {
+            notes.push(format!("{label} {measure}: not rescaled ({e})"));
+            let raw_only = CalibrateOptions {
+                method: Method::None,
+                multicalibration: None,
+                ..options.clone()
+            };
+            calibrate(data, &raw_only).map_err(stage_error)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::Rescaler;
+    use crate::calibrate::metrics::tests::fixture;
+
+    /// Eq. 4 is fitted without a penalty: scikit-learn's
+    /// LogisticRegression(penalty=None) on p gives slope 2.70815 and
+    /// intercept -1.60405 on the small fixture (`tests/sklearn_expected.py`),
+    /// and on p / 10^5 (a total probability's scale) the slope scales by 10^5,
+    /// where the default C = 1 would shrink it to nearly 0.
+    #[test]
+    fn the_oyster_table_fits_eq_4_without_a_penalty() {
+        for scale in [1.0, 1e-5] {
+            let f = fixture();
+            let data = CalibrationData {
+                confidence: f.confidence.iter().map(|p| p * scale).collect(),
+                correct: f.correct,
+                groups: Some(f.repo),
+                target: None,
+                features: Vec::new(),
+            };
+            let options = CalibrateOptions {
+                bootstrap: 0,
+                ..CalibrateOptions::default()
+            };
+            let report = calibrate(&data, &options).unwrap();
+            let oyster =
+                oyster_calibration(&data, &options, &report, &mut Vec::new(), "m", "p").unwrap();
+            let Some(Rescaler::Logistic(fit)) = oyster.final_fit else {
+                panic!("no logistic fit")
+            };
+            let slope = 2.7081472808551674 / scale;
+            assert!(
+                (fit.slope - slope).abs() <= 1e-6 * slope,
+                "{} vs {slope}",
+                fit.slope
+            );
+            assert!(
+                (fit.intercept + 1.604047749613074).abs() <= 1e-6,
+                "{}",
+                fit.intercept
+            );
+        }
+    }
+}
