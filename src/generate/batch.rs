@@ -38,11 +38,11 @@ pub struct Answer {
 
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
-    #[error("{path}:{line}: {message}")]
+    #[error("{path}:{line}: {source}")]
     PromptFile {
         path: PathBuf,
         line: usize,
-        message: String,
+        source: PromptLineError,
     },
     #[error("{path}: {source}")]
     Read {
@@ -71,38 +71,52 @@ pub fn read_prompts(path: &Path) -> Result<Vec<PromptRow>, BatchError> {
         if line.trim().is_empty() {
             continue;
         }
-        let error = |message: String| BatchError::PromptFile {
+        let error = |source: PromptLineError| BatchError::PromptFile {
             path: path.to_owned(),
             line: index + 1,
-            message,
+            source,
         };
         let row = parse_prompt_line(line).map_err(error)?;
         if let Some(first) = seen.insert(row.id.clone(), index + 1) {
-            return Err(error(format!(
-                "id {:?} already appeared on line {first}",
-                row.id
-            )));
+            return Err(error(PromptLineError::Duplicate { id: row.id, first }));
         }
         rows.push(row);
     }
     Ok(rows)
 }
 
-fn parse_prompt_line(line: &str) -> Result<PromptRow, String> {
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+/// What is wrong with one line of a prompts file.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptLineError {
+    #[error("not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("not a JSON object")]
+    NotAnObject,
+    #[error("key \"id\" must be a string or a number")]
+    BadId,
+    #[error("no key \"{0}\"")]
+    Missing(&'static str),
+    #[error("key \"prompt\" must be a string or a list of {{\"role\", \"content\"}} messages")]
+    BadPrompt,
+    #[error("id {id:?} already appeared on line {first}")]
+    Duplicate { id: String, first: usize },
+}
+
+fn parse_prompt_line(line: &str) -> Result<PromptRow, PromptLineError> {
+    let value: Value = serde_json::from_str(line).map_err(PromptLineError::NotJson)?;
     let Value::Object(mut fields) = value else {
-        return Err("not a JSON object".into());
+        return Err(PromptLineError::NotAnObject);
     };
     let id = match fields.remove("id") {
         Some(Value::String(s)) => s,
         Some(Value::Number(n)) => n.to_string(),
-        Some(_) => return Err("key \"id\" must be a string or a number".into()),
-        None => return Err("no key \"id\"".into()),
+        Some(_) => return Err(PromptLineError::BadId),
+        None => return Err(PromptLineError::Missing("id")),
     };
-    let prompt = fields.remove("prompt").ok_or("no key \"prompt\"")?;
-    let prompt: Prompt = serde_json::from_value(prompt).map_err(|_| {
-        "key \"prompt\" must be a string or a list of {\"role\", \"content\"} messages".to_owned()
-    })?;
+    let prompt = fields
+        .remove("prompt")
+        .ok_or(PromptLineError::Missing("prompt"))?;
+    let prompt: Prompt = serde_json::from_value(prompt).map_err(|_| PromptLineError::BadPrompt)?;
     Ok(PromptRow { id, prompt, fields })
 }
 
@@ -244,13 +258,16 @@ mod tests {
                 .unwrap();
         assert!(matches!(chat.prompt, Prompt::Chat(ref m) if m.len() == 1));
         assert_eq!(
-            parse_prompt_line(r#"{"prompt": "p"}"#).unwrap_err(),
+            parse_prompt_line(r#"{"prompt": "p"}"#)
+                .unwrap_err()
+                .to_string(),
             "no key \"id\""
         );
         assert!(
             parse_prompt_line(r#"{"id": "a", "prompt": 3}"#)
                 .unwrap_err()
-                .starts_with("key \"prompt\" must be")
+                .to_string()
+                .starts_with("key \"prompt\" must be a string or a list of {\"role\"")
         );
     }
 

@@ -13,6 +13,7 @@ pub mod batch;
 pub mod cache;
 #[cfg(feature = "local")]
 pub mod local;
+mod logprobs;
 pub mod openai;
 pub mod pool;
 pub mod stage;

@@ -15,7 +15,8 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
+use super::logprobs::{chat_tokens, completion_tokens};
+use super::{Backend, BackendId, GenerateError, Generation, Params, stop_at};
 use crate::prompt::Prompt;
 
 /// The default cap on one wait between attempts, in seconds.
@@ -412,11 +413,12 @@ pub fn parse_response(
     let (text, tokens) = match prompt {
         Prompt::Completion(_) => (
             choice.get("text").and_then(Value::as_str),
-            completion_tokens(choice.get("logprobs")).map_err(|d| malformed(&d))?,
+            completion_tokens(choice.get("logprobs")).map_err(|d| malformed(&d.to_string()))?,
         ),
         Prompt::Chat(_) => (
             choice.pointer("/message/content").and_then(Value::as_str),
-            chat_tokens(choice.pointer("/logprobs/content")).map_err(|d| malformed(&d))?,
+            chat_tokens(choice.pointer("/logprobs/content"))
+                .map_err(|d| malformed(&d.to_string()))?,
         ),
     };
     let text = text.ok_or_else(|| malformed("the choice has no text"))?;
@@ -445,107 +447,6 @@ pub fn parse_response(
             .and_then(Value::as_str)
             .map(str::to_owned),
     })
-}
-
-/// A log-probability as a server reports it: a number at most 0. Servers
-/// round, so a value within 1e-4 above 0 is read as 0; anything larger (or
-/// NaN) is a broken server, refused rather than turned into a
-/// "probability" above 1.
-fn checked_logprob(value: f64, what: &str) -> Result<f64, String> {
-    const ROUNDING: f64 = 1e-4;
-    if value.is_nan() || value > ROUNDING {
-        return Err(format!(
-            "{what} is {value}, not a log-probability (at most 0)"
-        ));
-    }
-    Ok(value.min(0.0))
-}
-
-/// `/completions` log-probabilities: parallel arrays, top alternatives as maps.
-fn completion_tokens(logprobs: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
-    let Some(logprobs) = logprobs.filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    let tokens = logprobs
-        .get("tokens")
-        .and_then(Value::as_array)
-        .ok_or("logprobs.tokens is not an array")?;
-    let values = logprobs
-        .get("token_logprobs")
-        .and_then(Value::as_array)
-        .ok_or("logprobs.token_logprobs is not an array")?;
-    let tops = logprobs.get("top_logprobs").and_then(Value::as_array);
-    if values.len() != tokens.len() {
-        return Err("logprobs.tokens and logprobs.token_logprobs differ in length".into());
-    }
-    let mut out = Vec::with_capacity(tokens.len());
-    for (i, (token, logprob)) in tokens.iter().zip(values).enumerate() {
-        let token = token.as_str().ok_or("a token is not a string")?;
-        let logprob = logprob
-            .as_f64()
-            .ok_or_else(|| format!("token_logprobs[{i}] is not a number"))?;
-        let logprob = checked_logprob(logprob, &format!("token_logprobs[{i}]"))?;
-        let mut top = Vec::new();
-        if let Some(map) = tops.and_then(|t| t.get(i)).and_then(Value::as_object) {
-            for (token, lp) in map {
-                // A non-numeric alternative is skipped, as before; a
-                // numeric one must be a log-probability.
-                if let Some(lp) = lp.as_f64() {
-                    let what = format!("top_logprobs[{i}][{token:?}]");
-                    top.push(Alternative {
-                        token: token.clone(),
-                        logprob: checked_logprob(lp, &what)?,
-                    });
-                }
-            }
-        }
-        top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
-        out.push(Token {
-            token: token.to_owned(),
-            logprob,
-            top,
-        });
-    }
-    Ok(Some(out))
-}
-
-/// `/chat/completions` log-probabilities: one object per token.
-fn chat_tokens(content: Option<&Value>) -> Result<Option<Vec<Token>>, String> {
-    let Some(content) = content.filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    let items = content
-        .as_array()
-        .ok_or("logprobs.content is not an array")?;
-    let entry = |item: &Value, what: &str| -> Result<(String, f64), String> {
-        let token = item.get("token").and_then(Value::as_str);
-        let logprob = item.get("logprob").and_then(Value::as_f64);
-        match (token, logprob) {
-            (Some(t), Some(lp)) => Ok((t.to_owned(), checked_logprob(lp, what)?)),
-            _ => Err(format!("{what} lacks a token or a numeric logprob")),
-        }
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let (token, logprob) = entry(item, &format!("logprobs.content[{i}]"))?;
-        let mut top = Vec::new();
-        for alt in item
-            .get("top_logprobs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let (token, logprob) = entry(alt, &format!("logprobs.content[{i}].top_logprobs"))?;
-            top.push(Alternative { token, logprob });
-        }
-        top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
-        out.push(Token {
-            token,
-            logprob,
-            top,
-        });
-    }
-    Ok(Some(out))
 }
 
 /// A `Retry-After` value as a wait (RFC 9110 §10.2.3): seconds (an integer

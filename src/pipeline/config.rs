@@ -192,11 +192,12 @@ pub struct PromptConfig {
 
 impl PromptConfig {
     /// The template's text: the configured file, or the seed's template.
-    pub fn template_text(&self) -> Result<String, String> {
+    pub fn template_text(&self) -> Result<String, ConfigError> {
         match &self.template {
-            Some(path) => {
-                std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
-            }
+            Some(path) => std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            }),
             None => Ok(crate::prompt::SEED_TEMPLATE.to_owned()),
         }
     }

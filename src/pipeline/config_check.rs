@@ -501,8 +501,8 @@ fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<()
                 return Ok(());
             }
             if backend.pool.is_some() {
-                let config =
-                    super::generation::openai_config(backend).map_err(|e| key_error(key, e))?;
+                let config = super::generation::openai_config(backend)
+                    .map_err(|e| key_error(key, e.to_string()))?;
                 return crate::generate::pool::check_endpoint(&config)
                     .map(|_| ())
                     .map_err(|e| key_error(&format!("{key}.base_url"), e.to_string()));
@@ -570,7 +570,7 @@ fn check_weights(key: &str, _: &str) -> Result<(), ConfigError> {
 }
 
 /// Any HTTP answer from `{url}/models` means the server is there.
-fn reachable(url: &str) -> Result<(), String> {
+fn reachable(url: &str) -> Result<(), ureq::Error> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(std::time::Duration::from_secs(10)))
@@ -580,5 +580,4 @@ fn reachable(url: &str) -> Result<(), String> {
         .get(format!("{}/models", url.trim_end_matches('/')))
         .call()
         .map(|_| ())
-        .map_err(|e| e.to_string())
 }

@@ -259,14 +259,37 @@ fn served_record(
     })
 }
 
+/// Why a `[[backends]]` entry could not be opened; each keeps its source.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenBackendError {
+    #[error("no backend")]
+    NoBackend,
+    #[error("an openai entry needs {0}")]
+    Missing(&'static str),
+    #[error(transparent)]
+    OpenAi(#[from] crate::generate::openai::OpenAiConfigError),
+    #[error(transparent)]
+    Pool(#[from] crate::generate::pool::PoolError),
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
+    #[error(transparent)]
+    UnknownModel(#[from] crate::models::UnknownModel),
+    #[error(transparent)]
+    Setup(#[from] crate::models::SetupError),
+    #[error(transparent)]
+    Load(#[from] crate::generate::GenerateError),
+    #[error("this codecal was built without the `local` feature")]
+    NoLocalFeature,
+}
+
 /// One backend over entries that answer alike: the one entry's own, or a
 /// pool over them (every endpoint asked `/models` first).
 pub fn open_backends(
     members: &[&BackendConfig],
     home: &ModelHome,
-) -> Result<Box<dyn Backend>, String> {
+) -> Result<Box<dyn Backend>, OpenBackendError> {
     match members {
-        [] => return Err("no backend".to_owned()),
+        [] => return Err(OpenBackendError::NoBackend),
         [one] if one.pool.is_none() => return open_backend(one, home),
         _ => {}
     }
@@ -274,17 +297,23 @@ pub fn open_backends(
         .iter()
         .map(|member| openai_config(member))
         .collect::<Result<Vec<_>, _>>()?;
-    let pool = crate::generate::pool::PoolBackend::connect(configs).map_err(|e| e.to_string())?;
+    let pool = crate::generate::pool::PoolBackend::connect(configs)?;
     Ok(Box::new(pool))
 }
 
 /// The HTTP client's settings for an `openai` entry.
 pub(crate) fn openai_config(
     config: &BackendConfig,
-) -> Result<crate::generate::openai::OpenAiConfig, String> {
+) -> Result<crate::generate::openai::OpenAiConfig, OpenBackendError> {
     let mut c = crate::generate::openai::OpenAiConfig::new(
-        config.base_url.as_deref().ok_or("no base_url")?,
-        config.model.as_deref().ok_or("no model")?,
+        config
+            .base_url
+            .as_deref()
+            .ok_or(OpenBackendError::Missing("base_url"))?,
+        config
+            .model
+            .as_deref()
+            .ok_or(OpenBackendError::Missing("model"))?,
     );
     c.api_key_env = config.api_key_env.clone();
     c.concurrency = config.concurrency;
@@ -298,11 +327,13 @@ pub(crate) fn openai_config(
 }
 
 /// A backend as a `[[backends]]` entry describes it.
-pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backend>, String> {
+pub fn open_backend(
+    config: &BackendConfig,
+    home: &ModelHome,
+) -> Result<Box<dyn Backend>, OpenBackendError> {
     match config.kind.as_str() {
         "openai" => {
-            let backend = crate::generate::openai::OpenAiBackend::new(openai_config(config)?)
-                .map_err(|e| e.to_string())?;
+            let backend = crate::generate::openai::OpenAiBackend::new(openai_config(config)?)?;
             Ok(Box::new(backend))
         }
         _ => open_local(config, home),
@@ -310,10 +341,13 @@ pub fn open_backend(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn 
 }
 
 #[cfg(feature = "local")]
-fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backend>, String> {
+fn open_local(
+    config: &BackendConfig,
+    home: &ModelHome,
+) -> Result<Box<dyn Backend>, OpenBackendError> {
     use crate::generate::local::{LocalBackend, Weights};
     let weights = match &config.lm_weights {
-        Some(w) => enum_value::<Weights>("lm_weights", w).map_err(|e| e.to_string())?,
+        Some(w) => enum_value::<Weights>("lm_weights", w)?,
         None => Weights::F32,
     };
     let model = crate::models::language_model(
@@ -321,16 +355,12 @@ fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backen
             .model
             .as_deref()
             .unwrap_or(crate::models::DEFAULT_LANGUAGE_MODEL),
-    )
-    .map_err(|e| e.to_string())?;
-    let gguf = home
-        .ensure_language_model(model)
-        .map_err(|e| e.to_string())?;
+    )?;
+    let gguf = home.ensure_language_model(model)?;
     // The model name carries the weight layout: the two give different numbers.
     let label = backend_label(config);
     let name = label.strip_prefix("local-").unwrap_or(&label);
-    let mut backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)
-        .map_err(|e| e.to_string())?
+    let mut backend = LocalBackend::load(&gguf, name, &candle_core::Device::Cpu, weights)?
         .with_file_sha256(model.sha256);
     if let Some(n) = config.parallel {
         backend = backend.with_parallel(n);
@@ -339,6 +369,6 @@ fn open_local(config: &BackendConfig, home: &ModelHome) -> Result<Box<dyn Backen
 }
 
 #[cfg(not(feature = "local"))]
-fn open_local(_: &BackendConfig, _: &ModelHome) -> Result<Box<dyn Backend>, String> {
-    Err("this codecal was built without the `local` feature".into())
+fn open_local(_: &BackendConfig, _: &ModelHome) -> Result<Box<dyn Backend>, OpenBackendError> {
+    Err(OpenBackendError::NoLocalFeature)
 }

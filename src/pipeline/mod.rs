@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::artifact::{WriteError, create_dir, write_atomic};
 pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, MAX_SAMPLES, RunConfig};
-pub use generation::{open_backend, open_backends};
+pub use generation::{OpenBackendError, open_backend, open_backends};
 pub use merge::{MergeError, merge};
 pub use own_code::{
     OwnCodeOptions, OwnCodeOutcome, TrustedSummary, default_calibrator, summarize_own_code,

@@ -23,8 +23,19 @@ use crate::corpus::Record;
 const TOKENIZER: &str = "codecal_code";
 const STAMP: &str = "codecal-pool.txt";
 
+/// A search of an open index that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("tantivy: a document without its ordinal")]
+    NoOrdinal,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    #[error("{path}: {source}")]
+    Search { path: PathBuf, source: SearchError },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -215,7 +226,12 @@ impl CodeIndex {
 
     /// The `k` best pool records for `query`, never the query itself (same id),
     /// nor its repository's records with `Exclude::SameRepo`.
-    pub fn search(&self, query: &Record, k: usize, exclude: Exclude) -> Result<Vec<Hit>, String> {
+    pub fn search(
+        &self,
+        query: &Record,
+        k: usize,
+        exclude: Exclude,
+    ) -> Result<Vec<Hit>, SearchError> {
         let terms: BTreeSet<String> = code_tokens(&query.code).into_iter().collect();
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
@@ -239,16 +255,14 @@ impl CodeIndex {
             exclude_value(self.fields.repo, &query.repo);
         }
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k))
-            .map_err(|e| e.to_string())?;
+        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k))?;
         top.into_iter()
             .map(|(score, address)| {
-                let stored: TantivyDocument = searcher.doc(address).map_err(|e| e.to_string())?;
+                let stored: TantivyDocument = searcher.doc(address)?;
                 let ordinal = stored
                     .get_first(self.fields.ordinal)
                     .and_then(|v| v.as_u64())
-                    .ok_or("a document without its ordinal")?;
+                    .ok_or(SearchError::NoOrdinal)?;
                 Ok(Hit {
                     pool_index: ordinal as usize,
                     score: f64::from(score),

@@ -89,9 +89,9 @@ pub fn tantivy(
         .map(|query| {
             index
                 .search(query, k, exclude)
-                .map_err(|message| IndexError::Tantivy {
+                .map_err(|source| IndexError::Search {
                     path: index_dir.to_owned(),
-                    message,
+                    source,
                 })
         })
         .collect()

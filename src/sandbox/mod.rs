@@ -214,6 +214,15 @@ pub enum SandboxError {
     Randomness(std::io::Error),
 }
 
+/// Why a trivial program did not run in an isolation.
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailure {
+    #[error("{0}")]
+    Start(SandboxError),
+    #[error("a trivial program ended {ending:?}: {message}")]
+    Ended { ending: Ending, message: String },
+}
+
 /// A ready sandbox: an isolation that was seen to work, and the limits.
 #[derive(Clone, Debug)]
 pub struct Sandbox {
@@ -248,7 +257,7 @@ impl Sandbox {
                 };
                 match sandbox.probe() {
                     Ok(()) => return Ok(sandbox),
-                    Err(why) => reason = why,
+                    Err(why) => reason = why.to_string(),
                 }
                 if !limits.drop_root {
                     break;
@@ -340,15 +349,15 @@ impl Sandbox {
         crate::generate::batch::parallel_map(jobs, programs, |program| self.run(program))
     }
 
-    fn probe(&self) -> Result<(), String> {
-        match self.run("print('ok')") {
-            Ok(execution) if execution.ending == Ending::Finished => Ok(()),
-            Ok(execution) => Err(format!(
-                "a trivial program ended {:?}: {}",
-                execution.ending, execution.message
-            )),
-            Err(e) => Err(e.to_string()),
+    fn probe(&self) -> Result<(), ProbeFailure> {
+        let execution = self.run("print('ok')").map_err(ProbeFailure::Start)?;
+        if execution.ending == Ending::Finished {
+            return Ok(());
         }
+        Err(ProbeFailure::Ended {
+            ending: execution.ending,
+            message: execution.message,
+        })
     }
 
     fn command(&self) -> Command {

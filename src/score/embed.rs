@@ -65,6 +65,10 @@ pub enum EmbedError {
     Tokenizer { path: String, message: String },
     #[error("ONNX Runtime: {0}")]
     Runtime(String),
+    /// Loading the library failed; every later call of the process sees the same error.
+    #[cfg(feature = "onnx")]
+    #[error("ONNX Runtime: {0}")]
+    Load(std::sync::Arc<onnx::EnvironmentError>),
 }
 
 /// Anything that embeds texts.
@@ -151,6 +155,15 @@ mod onnx {
     use super::{Device, EmbedError, EmbedOptions, Embedder, Embedding, MAX_TOKENS, ThreadPlan};
     use crate::models::{CudaRuntime, MiniLmFiles};
 
+    /// Why the process's ONNX Runtime environment could not be made.
+    #[derive(Debug, thiserror::Error)]
+    pub enum EnvironmentError {
+        #[error("{0}")]
+        Library(ort::LoadDynamicError),
+        #[error("{0}")]
+        Build(ort::Error),
+    }
+
     /// all-MiniLM-L6-v2 on ONNX Runtime.
     pub struct OnnxEmbedder {
         /// One per batch in flight ([`ThreadPlan`]).
@@ -188,13 +201,13 @@ mod onnx {
     /// installed. A process loads one build of ONNX Runtime: asking for
     /// another later is an error.
     fn environment(library: &Path) -> Result<&'static Environment, EmbedError> {
-        static ENVIRONMENT: OnceLock<(PathBuf, Result<Environment, String>)> = OnceLock::new();
+        type Built = Result<Environment, std::sync::Arc<EnvironmentError>>;
+        static ENVIRONMENT: OnceLock<(PathBuf, Built)> = OnceLock::new();
         let (loaded, built) = ENVIRONMENT.get_or_init(|| {
-            let built = match ort::init_from(library) {
-                Ok(builder) => builder.build().map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            (library.to_path_buf(), built)
+            let built = ort::init_from(library)
+                .map_err(EnvironmentError::Library)
+                .and_then(|builder| builder.build().map_err(EnvironmentError::Build));
+            (library.to_path_buf(), built.map_err(std::sync::Arc::new))
         });
         if loaded != library {
             return Err(EmbedError::Runtime(format!(
@@ -203,7 +216,7 @@ mod onnx {
                 library.display()
             )));
         }
-        built.as_ref().map_err(|e| EmbedError::Runtime(e.clone()))
+        built.as_ref().map_err(|e| EmbedError::Load(e.clone()))
     }
 
     /// The CUDA runtime to embed with, if any: `cpu` never, `cuda` always

@@ -28,27 +28,47 @@ const USER_DEFINED: i32 = 4;
 /// split as the `tokenizer.json` Qwen publishes).
 const QWEN2_PATTERN: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// Why the GGUF file's tokenizer could not be rebuilt; each names the key.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizerError {
+    #[error("GGUF metadata has no {0}")]
+    Missing(&'static str),
+    #[error("{key}: {source}")]
+    Metadata {
+        key: &'static str,
+        source: candle_core::Error,
+    },
+    #[error("tokenizer.ggml.model is {0:?}; only byte-level BPE (\"gpt2\") is supported")]
+    NotBytePairs(String),
+    #[error("tokenizer.ggml.merges: {0:?} is not a pair")]
+    Merge(String),
+    #[error("{what}: {source}")]
+    Build {
+        what: &'static str,
+        source: tokenizers::Error,
+    },
+}
+
 /// Builds the tokenizer; errors name the metadata key that is missing or odd.
-pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
-    let get = |key: &str| {
+pub fn from_gguf(content: &Content) -> Result<Tokenizer, TokenizerError> {
+    let get = |key: &'static str| {
         content
             .metadata
             .get(key)
-            .ok_or_else(|| format!("GGUF metadata has no {key}"))
+            .ok_or(TokenizerError::Missing(key))
     };
+    let metadata = |key: &'static str| move |source| TokenizerError::Metadata { key, source };
     let model = get("tokenizer.ggml.model")?
         .to_string()
-        .map_err(|e| e.to_string())?;
+        .map_err(metadata("tokenizer.ggml.model"))?;
     if model != "gpt2" {
-        return Err(format!(
-            "tokenizer.ggml.model is {model:?}; only byte-level BPE (\"gpt2\") is supported"
-        ));
+        return Err(TokenizerError::NotBytePairs(model.clone()));
     }
     let tokens = strings(get("tokenizer.ggml.tokens")?, "tokenizer.ggml.tokens")?;
     let merges = strings(get("tokenizer.ggml.merges")?, "tokenizer.ggml.merges")?;
     let types: Vec<i32> = get("tokenizer.ggml.token_type")?
         .to_vec()
-        .map_err(|e| e.to_string())?
+        .map_err(metadata("tokenizer.ggml.token_type"))?
         .iter()
         .map(|v| v.to_i32().unwrap_or(1))
         .collect();
@@ -62,13 +82,14 @@ pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
         .map(|m| {
             m.split_once(' ')
                 .map(|(a, b)| (a.to_owned(), b.to_owned()))
-                .ok_or_else(|| format!("tokenizer.ggml.merges: {m:?} is not a pair"))
+                .ok_or_else(|| TokenizerError::Merge(m.clone()))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let build = |what: &'static str| move |source| TokenizerError::Build { what, source };
     let bpe = BPE::builder()
         .vocab_and_merges(vocab, merges)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(build("the byte-pair model"))?;
     let mut tokenizer = Tokenizer::new(bpe);
     let pre = content
         .metadata
@@ -76,7 +97,9 @@ pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
         .and_then(|v| v.to_string().ok())
         .map_or("", |s| s.as_str());
     let qwen2 = pre == "qwen2";
-    tokenizer.with_pre_tokenizer(Some(pre_tokenizer(qwen2)?));
+    tokenizer.with_pre_tokenizer(Some(
+        pre_tokenizer(qwen2).map_err(build("the qwen2 pre-tokenizer pattern"))?,
+    ));
     tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
     let special: Vec<AddedToken> = tokens
         .iter()
@@ -86,18 +109,17 @@ pub fn from_gguf(content: &Content) -> Result<Tokenizer, String> {
         .collect();
     tokenizer
         .add_special_tokens(special)
-        .map_err(|e| format!("special tokens: {e}"))?;
+        .map_err(build("special tokens"))?;
     Ok(tokenizer)
 }
 
-fn pre_tokenizer(qwen2: bool) -> Result<Sequence, String> {
+fn pre_tokenizer(qwen2: bool) -> Result<Sequence, tokenizers::Error> {
     let steps: Vec<PreTokenizerWrapper> = if qwen2 {
         let split = Split::new(
             SplitPattern::Regex(QWEN2_PATTERN.to_owned()),
             SplitDelimiterBehavior::Isolated,
             false,
-        )
-        .map_err(|e| format!("the qwen2 pre-tokenizer pattern: {e}"))?;
+        )?;
         vec![split.into(), ByteLevel::new(false, false, false).into()]
     } else {
         vec![
@@ -108,11 +130,12 @@ fn pre_tokenizer(qwen2: bool) -> Result<Sequence, String> {
     Ok(Sequence::new(steps))
 }
 
-fn strings(value: &Value, key: &str) -> Result<Vec<String>, String> {
+fn strings(value: &Value, key: &'static str) -> Result<Vec<String>, TokenizerError> {
+    let metadata = |source| TokenizerError::Metadata { key, source };
     value
         .to_vec()
-        .map_err(|e| format!("{key}: {e}"))?
+        .map_err(metadata)?
         .iter()
-        .map(|v| v.to_string().cloned().map_err(|e| format!("{key}: {e}")))
+        .map(|v| v.to_string().cloned().map_err(metadata))
         .collect()
 }

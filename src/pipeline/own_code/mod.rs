@@ -363,21 +363,30 @@ fn markdown(summaries: &[TrustedSummary]) -> String {
 fn check_generator_model(
     id: &crate::generate::BackendId,
     generator: &crate::calibrate::calibrator::Generator,
-) -> Result<(), String> {
+) -> Result<(), ModelMismatch> {
     let file_differs = generator
         .model_sha256
         .as_deref()
         .is_some_and(|sha| !id.model_sha256.is_empty() && sha != id.model_sha256);
     if id.model != generator.model || file_differs {
-        return Err(format!(
-            "the backend's model is {} ({}), but the calibrator was made for {} ({})",
-            id.model,
-            or_unknown(&id.model_sha256),
-            generator.model,
-            or_unknown(generator.model_sha256.as_deref().unwrap_or_default()),
-        ));
+        return Err(ModelMismatch {
+            backend: format!("{} ({})", id.model, or_unknown(&id.model_sha256)),
+            calibrator: format!(
+                "{} ({})",
+                generator.model,
+                or_unknown(generator.model_sha256.as_deref().unwrap_or_default())
+            ),
+        });
     }
     Ok(())
+}
+
+/// A calibrator made with another model (or weights file) than the backend's.
+#[derive(Debug, thiserror::Error)]
+#[error("the backend's model is {backend}, but the calibrator was made for {calibrator}")]
+struct ModelMismatch {
+    backend: String,
+    calibrator: String,
 }
 
 fn or_unknown(sha256: &str) -> String {
@@ -421,7 +430,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            error.contains(
+            error.to_string().contains(
                 "calibrator was made for SmolLM2-135M-Instruct-Q4_1@f32 (sha256 b179c9523d0e)"
             ),
             "{error}"
@@ -440,6 +449,6 @@ mod tests {
             &smollm2_calibrator(),
         )
         .unwrap_err();
-        assert!(error.contains("sha256 1d9614638d18"), "{error}");
+        assert!(error.to_string().contains("sha256 1d9614638d18"), "{error}");
     }
 }

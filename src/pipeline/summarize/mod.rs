@@ -71,7 +71,7 @@ fn records(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
         _ => inputs.push(tree_fingerprint(&mine_root(config)?)),
     }
     books.stage("records", &inputs, &["records.jsonl".into()], 0, |dir| {
-        let records = read_corpus(config).map_err(|e| failed("records", e))?;
+        let records = read_corpus(config)?;
         write_atomic(&dir.join("records.jsonl"), to_jsonl(&records).as_bytes())?;
         Ok(())
     })
@@ -84,28 +84,33 @@ fn mine_root(config: &RunConfig) -> Result<PathBuf, PipelineError> {
     }
 }
 
-fn read_corpus(config: &RunConfig) -> Result<Vec<Record>, String> {
+fn read_corpus(config: &RunConfig) -> Result<Vec<Record>, PipelineError> {
     let corpus = &config.corpus;
     let mut records = Vec::new();
     if corpus.source == "codexglue" {
         for path in &corpus.paths {
-            records.extend(read_codexglue(path, false).map_err(|e| e.to_string())?.0);
+            records.extend(
+                read_codexglue(path, false)
+                    .map_err(|e| failed("records", e))?
+                    .0,
+            );
         }
         dedupe(&mut records);
         return Ok(records);
     }
     let language = match corpus.source.as_str() {
         "python-stdlib" => Language::Python,
-        _ => enum_value::<Language>("corpus.language", corpus.language.as_deref().unwrap_or(""))
-            .map_err(|e| e.to_string())?,
+        _ => enum_value::<Language>("corpus.language", corpus.language.as_deref().unwrap_or(""))?,
     };
-    let root = mine_root(config).map_err(|e| e.to_string())?;
+    let root = mine_root(config)?;
     let options = MineOptions {
         language,
         repo_depth: corpus.repo_depth,
         undocumented: false,
     };
-    Ok(mine_tree(&root, options).map_err(|e| e.to_string())?.0)
+    Ok(mine_tree(&root, options)
+        .map_err(|e| failed("records", e))?
+        .0)
 }
 
 /// Records of each language, languages in name order.

@@ -66,6 +66,15 @@ pub(super) fn measure_column(
     Column { data, missing }
 }
 
+/// Why the learned combination could not be made.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CombinationError {
+    #[error("{0} was not calibrated")]
+    NotCalibrated(String),
+    #[error(transparent)]
+    Fit(#[from] crate::calibrate::combine::CombineError),
+}
+
 /// The learned combination of the `combine` measures (already calibrated
 /// in `seen`): its out-of-fold confidences in the calibration's own folds,
 /// on the items and labels of the main answer, and its final fit.
@@ -73,10 +82,13 @@ pub(super) fn combination_column(
     combine: &[String],
     seen: &BTreeMap<String, CalibrationData>,
     options: &CalibrateOptions,
-) -> Result<(Column, Combination), String> {
+) -> Result<(Column, Combination), CombinationError> {
     let named: Vec<&CalibrationData> = combine
         .iter()
-        .map(|m| seen.get(m).ok_or_else(|| format!("{m} was not calibrated")))
+        .map(|m| {
+            seen.get(m)
+                .ok_or_else(|| CombinationError::NotCalibrated(m.clone()))
+        })
         .collect::<Result<_, _>>()?;
     let first = named[0];
     let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
@@ -86,8 +98,7 @@ pub(super) fn combination_column(
         &first.correct,
         first.groups.as_deref(),
         options,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let data = CalibrationData {
         confidence,
         target: None,
