@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::reliability::svg_open;
+use super::svg::{svg_open, xml_escape};
 
 const PLOT_LEFT: f64 = 50.0;
 const PLOT_TOP: f64 = 40.0;
@@ -29,7 +29,7 @@ pub fn bar_chart_svg(title: &str, labels: &[&str], series: &[(String, Vec<usize>
     let _ = writeln!(
         svg,
         "<text x=\"{PLOT_LEFT}\" y=\"20\" font-weight=\"bold\">{}</text>",
-        escape(title)
+        xml_escape(title)
     );
     let _ = writeln!(
         svg,
@@ -60,7 +60,7 @@ pub fn bar_chart_svg(title: &str, labels: &[&str], series: &[(String, Vec<usize>
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{}</text>",
             left + (SLOT - 8.0) / 2.0,
             y(0.0) + 14.0,
-            escape(label)
+            xml_escape(label)
         );
     }
     for (index, (name, _)) in series.iter().enumerate() {
@@ -72,17 +72,11 @@ pub fn bar_chart_svg(title: &str, labels: &[&str], series: &[(String, Vec<usize>
             row - 9.0,
             COLOURS[index % COLOURS.len()],
             PLOT_LEFT + 16.0,
-            escape(name)
+            xml_escape(name)
         );
     }
     svg.push_str("</svg>\n");
     svg
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 #[cfg(test)]

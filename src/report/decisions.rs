@@ -3,6 +3,7 @@
 //! decides, the bound), and each group's own cutoffs where they were asked
 //! for. Not here: choosing the cutoffs (`calibrate::cutoffs`).
 
+use super::table::grid_markdown;
 use crate::calibrate::{CalibrationReport, Cutoff};
 
 /// The decision cutoffs as Markdown, with a plain sentence where no cutoff
@@ -43,23 +44,33 @@ pub fn decision_markdown(report: &CalibrationReport) -> String {
     }
     if !report.other_procedures.is_empty() {
         out += "\nThe same targets under the other procedures, on the same items (for comparison; \
-                the calibrator keeps the cutoffs above):\n\n\
-                | procedure | target precision | cutoff (raw) | items | coverage | realised precision |\n\
-                |---|---|---|---|---|---|\n";
-        for other in &report.other_procedures {
-            for c in &other.accept {
-                out += &format!(
-                    "| {} | {} | {} | {} | {:.4} | {} |\n",
-                    other.procedure.as_str(),
-                    c.target_precision,
-                    c.cutoff.map_or("none".to_owned(), |t| format!("{t:.2}")),
-                    c.decided,
-                    c.coverage,
-                    c.realised_precision
-                        .map_or("–".to_owned(), |v| format!("{v:.4}"))
-                );
-            }
-        }
+                the calibrator keeps the cutoffs above):\n\n";
+        let rows: Vec<Vec<String>> = report
+            .other_procedures
+            .iter()
+            .flat_map(|other| {
+                other.accept.iter().map(|c| {
+                    vec![
+                        other.procedure.as_str().to_owned(),
+                        c.target_precision.to_string(),
+                        c.cutoff.map_or("none".to_owned(), |t| format!("{t:.2}")),
+                        c.decided.to_string(),
+                        format!("{:.4}", c.coverage),
+                        c.realised_precision
+                            .map_or("–".to_owned(), |v| format!("{v:.4}")),
+                    ]
+                })
+            })
+            .collect();
+        let header = [
+            "procedure",
+            "target precision",
+            "cutoff (raw)",
+            "items",
+            "coverage",
+            "realised precision",
+        ];
+        out += &grid_markdown(&header, &rows);
     }
     if let Some(by) = &cutoffs.groups {
         out += &format!(
@@ -82,42 +93,54 @@ pub fn decision_markdown(report: &CalibrationReport) -> String {
     out
 }
 
-const HEADER: &str = "| target precision | cutoff (raw) | calibrated at cutoff | items | wrong decisions | \
-     tested items | bound on the error rate | coverage | realised precision |";
+const HEADER: [&str; 9] = [
+    "target precision",
+    "cutoff (raw)",
+    "calibrated at cutoff",
+    "items",
+    "wrong decisions",
+    "tested items",
+    "bound on the error rate",
+    "coverage",
+    "realised precision",
+];
 
 fn cutoff_table(accept: &[Cutoff], reject: Option<&Cutoff>) -> String {
-    let mut out = format!("| decision {HEADER}\n|---{}\n", "|---".repeat(9) + "|");
     let rows = accept
         .iter()
         .map(|c| ("accept ≥", c))
         .chain(reject.map(|c| ("reject <", c)));
-    for (decision, c) in rows {
-        out += &format!("| {decision} {}\n", cells(c));
-    }
-    out
+    keyed_table(
+        "decision",
+        rows.map(|(decision, c)| (decision.to_owned(), c)),
+    )
 }
 
 fn group_table(rows: &[(String, &Cutoff)]) -> String {
-    let mut out = format!("| group {HEADER}\n|---{}\n", "|---".repeat(9) + "|");
-    for (group, c) in rows {
-        out += &format!("| {group} {}\n", cells(c));
-    }
-    out
+    keyed_table("group", rows.iter().map(|(group, c)| (group.clone(), *c)))
 }
 
-/// A cutoff's cells after the first column, starting with the separator.
-fn cells(c: &Cutoff) -> String {
+/// One row per cutoff under [`HEADER`], after a first column named `key`.
+fn keyed_table<'a>(key: &str, rows: impl Iterator<Item = (String, &'a Cutoff)>) -> String {
+    let header: Vec<&str> = std::iter::once(key).chain(HEADER).collect();
+    let rows: Vec<Vec<String>> = rows
+        .map(|(first, c)| std::iter::once(first).chain(cells(c)).collect())
+        .collect();
+    grid_markdown(&header, &rows)
+}
+
+/// A cutoff's cells after the first column.
+fn cells(c: &Cutoff) -> [String; 9] {
     let value = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.4}"));
-    format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {:.4} | {} |",
-        c.target_precision,
+    [
+        c.target_precision.to_string(),
         c.cutoff.map_or("none".to_owned(), |t| format!("{t:.2}")),
         value(c.calibrated_cutoff),
-        c.decided,
-        c.mistakes,
-        c.tested,
+        c.decided.to_string(),
+        c.mistakes.to_string(),
+        c.tested.to_string(),
         value(c.mistake_bound),
-        c.coverage,
-        value(c.realised_precision)
-    )
+        format!("{:.4}", c.coverage),
+        value(c.realised_precision),
+    ]
 }

@@ -14,6 +14,7 @@ mod reliability;
 mod risk_coverage;
 pub mod run;
 mod smooth_reliability;
+mod svg;
 mod svg_clean;
 pub mod table;
 mod thresholds;
@@ -198,21 +199,23 @@ pub fn markdown(report: &CalibrationReport) -> String {
         }
     }
     let mut out = format!("{}\n\n", setup_line(report));
-    out += &format!("| {} |\n", header.join(" | "));
-    out += &format!("|{}\n", "---|".repeat(header.len()));
-    for row in rows(report) {
-        let mut cells = vec![row_label(report, &row, " ‡"), fmt_value(row.raw)];
-        if with_ci {
-            cells.push(fmt_interval(row.raw_ci));
-        }
-        if has_rescaled {
-            cells.push(fmt_value(row.rescaled));
+    let cells: Vec<Vec<String>> = rows(report)
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row_label(report, row, " ‡"), fmt_value(row.raw)];
             if with_ci {
-                cells.push(fmt_interval(row.rescaled_ci));
+                cells.push(fmt_interval(row.raw_ci));
             }
-        }
-        out += &format!("| {} |\n", cells.join(" | "));
-    }
+            if has_rescaled {
+                cells.push(fmt_value(row.rescaled));
+                if with_ci {
+                    cells.push(fmt_interval(row.rescaled_ci));
+                }
+            }
+            cells
+        })
+        .collect();
+    out += &table::grid_markdown(&header, &cells);
     if report.bucket_collapse {
         out += &format!("\n‡ {COLLAPSE_NOTE}\n");
     }
@@ -241,17 +244,6 @@ pub fn subgroups_markdown(groups: &crate::calibrate::subgroups::Subgroups) -> St
         .rows
         .iter()
         .any(|r| r.per_group.is_some() || r.note.is_some());
-    let mut out = format!(
-        "Calibration by {} (ECE / smooth ECE / skill score):\n\n| {} | n | success rate | raw | rescaled |{}\n|---|---|---|---|---|{}\n",
-        groups.column,
-        groups.column,
-        if per_group {
-            " rescaled within the group |"
-        } else {
-            ""
-        },
-        if per_group { "---|" } else { "" }
-    );
     let cell = |m: Option<crate::calibrate::subgroups::GroupMetrics>| {
         m.map_or("-".to_owned(), |m| {
             format!(
@@ -262,23 +254,38 @@ pub fn subgroups_markdown(groups: &crate::calibrate::subgroups::Subgroups) -> St
             )
         })
     };
-    for row in &groups.rows {
-        out += &format!(
-            "| {} | {} | {:.4} | {} | {} |",
-            row.group.replace('|', "\\|"),
-            row.n,
-            row.base_rate,
-            cell(Some(row.raw)),
-            cell(row.rescaled)
-        );
-        if per_group {
-            out += &format!(
-                " {} |",
-                row.note.clone().unwrap_or_else(|| cell(row.per_group))
-            );
-        }
-        out += "\n";
+    let mut header = vec![
+        groups.column.as_str(),
+        "n",
+        "success rate",
+        "raw",
+        "rescaled",
+    ];
+    if per_group {
+        header.push("rescaled within the group");
     }
+    let rows: Vec<Vec<String>> = groups
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![
+                row.group.replace('|', "\\|"),
+                row.n.to_string(),
+                format!("{:.4}", row.base_rate),
+                cell(Some(row.raw)),
+                cell(row.rescaled),
+            ];
+            if per_group {
+                cells.push(row.note.clone().unwrap_or_else(|| cell(row.per_group)));
+            }
+            cells
+        })
+        .collect();
+    let mut out = format!(
+        "Calibration by {} (ECE / smooth ECE / skill score):\n\n{}",
+        groups.column,
+        table::grid_markdown(&header, &rows)
+    );
     if let Some(worst) = &groups.worst {
         out += &format!(
             "\nWorst {}: {worst} (largest smooth ECE after the single rescaler).\n",

@@ -5,6 +5,7 @@
 //!
 //! Not here: computing them (`calibrate::multical`).
 
+use super::table::grid_markdown;
 use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::multical::{MulticalibrationReport, Sides};
 
@@ -18,8 +19,8 @@ fn with_interval(v: &WithInterval) -> String {
     }
 }
 
-fn sides(s: &Sides) -> String {
-    format!("{:.4} | {:.4} | {:.4}", s.raw, s.base, s.multicalibrated)
+fn sides(s: &Sides) -> [String; 3] {
+    [s.raw, s.base, s.multicalibrated].map(|v| format!("{v:.4}"))
 }
 
 pub fn multicalibration_markdown(mc: &MulticalibrationReport, base: &str) -> String {
@@ -46,30 +47,42 @@ pub fn multicalibration_markdown(mc: &MulticalibrationReport, base: &str) -> Str
         with_interval(&mc.skill_base),
         with_interval(&mc.skill_multicalibrated)
     );
-    out += &format!("| Measure | Raw | {base} | Multicalibrated |\n|---|---|---|---|\n");
-    out += &format!(
-        "| Multicalibration error | {} |\n",
-        sides(&mc.multicalibration_error)
-    );
-    out += &format!(
-        "| Grouping loss (lower bound) | {} |\n\n",
-        sides(&mc.grouping_loss)
-    );
-    out += &format!(
-        "| Group | n | Base rate | ECE raw | ECE {base} | ECE multical. | smECE raw | smECE {base} | smECE multical. | Skill raw | Skill {base} | Skill multical. |\n"
-    );
-    out += &format!("|{}\n", "---|".repeat(12));
-    for row in mc.groups.iter().take(TABLE_ROWS) {
-        out += &format!(
-            "| {} | {} | {:.3} | {} | {} | {} |\n",
-            row.group,
-            row.n,
-            row.base_rate,
-            sides(&row.ece),
-            sides(&row.smooth_ece),
-            sides(&row.skill_score)
-        );
-    }
+    let measure =
+        |name: &str, s: &Sides| std::iter::once(name.to_owned()).chain(sides(s)).collect();
+    let measures = vec![
+        measure("Multicalibration error", &mc.multicalibration_error),
+        measure("Grouping loss (lower bound)", &mc.grouping_loss),
+    ];
+    out += &grid_markdown(&["Measure", "Raw", base, "Multicalibrated"], &measures);
+    out += "\n";
+    let header: Vec<String> = ["Group", "n", "Base rate"]
+        .map(String::from)
+        .into_iter()
+        .chain(["ECE", "smECE", "Skill"].iter().flat_map(|m| {
+            [
+                format!("{m} raw"),
+                format!("{m} {base}"),
+                format!("{m} multical."),
+            ]
+        }))
+        .collect();
+    let rows: Vec<Vec<String>> = mc
+        .groups
+        .iter()
+        .take(TABLE_ROWS)
+        .map(|row| {
+            let mut cells = vec![
+                row.group.clone(),
+                row.n.to_string(),
+                format!("{:.3}", row.base_rate),
+            ];
+            cells.extend(sides(&row.ece));
+            cells.extend(sides(&row.smooth_ece));
+            cells.extend(sides(&row.skill_score));
+            cells
+        })
+        .collect();
+    out += &grid_markdown(&header, &rows);
     if mc.groups.len() > TABLE_ROWS {
         out += &format!(
             "\n{} more groups in the JSON output.\n",

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::svg::{svg_open, unit_ticks, xml_escape};
 use crate::calibrate::{Bin, CalibrationReport};
 
 const PANEL_WIDTH: f64 = 420.0;
@@ -54,7 +55,7 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
         svg,
         "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
         x(0.5),
-        escape(title)
+        xml_escape(title)
     );
     // Histogram of confidences over the same bins.
     let most = bins.iter().map(|b| b.count).fold(0.0, f64::max).max(1.0);
@@ -164,41 +165,8 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
     }
 }
 
-/// An SVG document's opening: size, font and a white background. Every
-/// figure starts this way; the caller appends the drawing and `</svg>`.
-pub(super) fn svg_open(width: f64, height: f64) -> String {
-    format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    )
-}
-
-/// Tick labels 0.0, 0.2, ..., 1.0 under the x axis and left of the y axis of a
-/// unit square plotted by `x` and `y`.
-pub(super) fn unit_ticks(svg: &mut String, x: impl Fn(f64) -> f64, y: impl Fn(f64) -> f64) {
-    for tick in 0..=5 {
-        let t = tick as f64 / 5.0;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t:.1}</text>\n\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>",
-            x(t),
-            y(0.0) + 16.0,
-            x(0.0) - 6.0,
-            y(t) + 4.0
-        );
-    }
-}
-
 fn bar_width(bin: &Bin) -> f64 {
     ((bin.hi - bin.lo) * PLOT_SIZE).max(2.0)
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// The SVG could not be rendered.

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::reliability::{svg_open, unit_ticks};
+use super::svg::{svg_open, unit_ticks};
 use crate::calibrate::CalibrationReport;
 use crate::calibrate::selective::CurvePoint;
 

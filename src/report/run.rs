@@ -230,15 +230,7 @@ pub fn markdown(report: &RunReport) -> String {
 }
 
 fn markdown_table(table: &ReportTable) -> String {
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        table.header.join(" | "),
-        "---|".repeat(table.header.len())
-    );
-    for row in &table.rows {
-        out += &format!("| {} |\n", row.join(" | "));
-    }
-    out
+    super::table::grid_markdown(&table.header, &table.rows)
 }
 
 /// Reading or writing a run's report went wrong.

@@ -9,6 +9,8 @@
 //!
 //! Not here: drawing the figures (`reliability`, `risk_coverage`, ...).
 
+use super::svg::xml_escape;
+
 /// Elements kept (with their content).
 const ELEMENTS: &[&str] = &[
     "svg", "g", "rect", "line", "polyline", "polygon", "path", "circle", "text", "tspan", "title",
@@ -98,7 +100,7 @@ pub fn clean_svg(svg: &str) -> String {
         out.push_str(&name);
         for (key, value) in attributes(&body[name.len()..]) {
             if allowed_attribute(&key, &value) {
-                out.push_str(&format!(" {key}=\"{}\"", escape_attribute(&value)));
+                out.push_str(&format!(" {key}=\"{}\"", xml_escape(&value)));
             }
         }
         out.push_str(if self_closing { "/>" } else { ">" });
@@ -165,20 +167,9 @@ fn decode_entities(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-fn escape_attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// Text between tags, entities decoded and escaped again.
 fn escape_text(text: &str) -> String {
-    decode_entities(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    xml_escape(&decode_entities(text))
 }
 
 #[cfg(test)]

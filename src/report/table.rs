@@ -1,5 +1,5 @@
-//! A grid of text cells (a header and rows) as CSV and as a LaTeX `tabular`,
-//! with the one LaTeX escape every table uses, and the one cell format of a
+//! A grid of text cells (a header and rows) as Markdown, CSV and a LaTeX
+//! `tabular` (the one renderer of each), with the one LaTeX escape every table uses, and the one cell format of a
 //! number with its bootstrap interval. The run's tables are written with
 //! these; what goes in the cells is the caller's.
 
@@ -33,6 +33,18 @@ pub fn latex_escape(text: &str) -> String {
         .replace('%', "\\%")
         .replace('&', "\\&")
         .replace('‡', "$^\\ddagger$")
+}
+
+/// The grid as a Markdown table: a header row, a `|---|` rule and a row per
+/// line. Cells are written as they are (a caller escapes a `|` it may hold).
+pub fn grid_markdown<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> String {
+    let line = |cells: Vec<&str>| format!("| {} |\n", cells.join(" | "));
+    let mut out = line(header.iter().map(AsRef::as_ref).collect());
+    out += &format!("|{}\n", "---|".repeat(header.len()));
+    for row in rows {
+        out += &line(row.iter().map(String::as_str).collect());
+    }
+    out
 }
 
 /// The grid as CSV (the `csv` crate's quoting).

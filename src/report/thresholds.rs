@@ -40,21 +40,26 @@ fn fmt_point(point: Option<&OperatingPoint>) -> String {
 
 /// The Markdown table, one row per metric.
 pub fn thresholds_markdown(metrics: &[MetricThresholds]) -> String {
-    let mut out = String::from(
-        "| Metric | AUC [95% CI] | Best F1 | High precision | High recall |\n|---|---|---|---|---|\n",
-    );
-    for m in metrics {
-        let _ = writeln!(
-            out,
-            "| {} | {:.3}{} | {} | {} | {} |",
-            m.metric,
-            m.auc,
-            fmt_ci(m.auc_ci),
-            fmt_point(Some(&m.best_f1)),
-            fmt_point(m.high_precision.as_ref()),
-            fmt_point(m.high_recall.as_ref())
-        );
-    }
+    let rows: Vec<Vec<String>> = metrics
+        .iter()
+        .map(|m| {
+            vec![
+                m.metric.clone(),
+                format!("{:.3}{}", m.auc, fmt_ci(m.auc_ci)),
+                fmt_point(Some(&m.best_f1)),
+                fmt_point(m.high_precision.as_ref()),
+                fmt_point(m.high_recall.as_ref()),
+            ]
+        })
+        .collect();
+    let header = [
+        "Metric",
+        "AUC [95% CI]",
+        "Best F1",
+        "High precision",
+        "High recall",
+    ];
+    let mut out = super::table::grid_markdown(&header, &rows);
     if let Some(m) = metrics.first() {
         let _ = writeln!(
             out,
@@ -187,7 +192,7 @@ pub fn roc_svg(metrics: &[MetricThresholds]) -> String {
         x(1.0),
         y(1.0)
     );
-    super::reliability::unit_ticks(&mut svg, x, y);
+    super::svg::unit_ticks(&mut svg, x, y);
     let _ = writeln!(
         svg,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">false positive rate</text>\
