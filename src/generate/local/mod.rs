@@ -11,6 +11,7 @@
 //! sampled from one prompt, asked one after the other, prefill it once.
 //! Chat prompts are rendered with the model's ChatML template.
 
+mod decode_attention;
 mod engine;
 mod kquant_int8;
 mod kquants;

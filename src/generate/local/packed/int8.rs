@@ -1,0 +1,199 @@
+//! The 8-bit-activation products of `packed`: a weight row of blocks
+//! against rows quantized to 8 bits per block, in integers, as llama.cpp
+//! multiplies them. Used by the quantized layout's passes and the mixed
+//! layout's decode steps.
+
+use super::{BLOCK_WEIGHTS, Format, Int8Rows};
+use half::f16;
+
+/// One weight row (as blocks) against every quantized row: per block
+/// the integer sum Σ q_w · q_x, times both scales, plus (Q4_1) the
+/// block's offset times the row's scaled sum, as llama.cpp's kernels.
+/// `sums[i]` is row `first + i`'s.
+pub(super) fn dot_rows(
+    format: Format,
+    weight_row: &[u8],
+    x: &Int8Rows,
+    first: usize,
+    sums: &mut [f32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_kernels() {
+        // SAFETY: the features the function is compiled for were just detected.
+        unsafe { avx2::dot_rows(format, weight_row, x, first, sums) };
+        return;
+    }
+    portable_dot_rows(format, weight_row, x, first, sums);
+}
+
+/// A block's scale, offset (0 for Q5_0 and Q8_0) and 32 integer weights.
+pub(super) fn weights(format: Format, block: &[u8]) -> (f32, f32, [i8; BLOCK_WEIGHTS]) {
+    let d = f16::from_le_bytes([block[0], block[1]]).to_f32();
+    let mut q = [0i8; BLOCK_WEIGHTS];
+    match format {
+        Format::Q4_1 => {
+            for (j, &byte) in block[4..20].iter().enumerate() {
+                q[j] = (byte & 0x0F) as i8;
+                q[j + 16] = (byte >> 4) as i8;
+            }
+            (d, f16::from_le_bytes([block[2], block[3]]).to_f32(), q)
+        }
+        Format::Q5_0 => {
+            let high = u32::from_le_bytes([block[2], block[3], block[4], block[5]]);
+            let fifth = |j: usize| (((high >> j) & 1) << 4) as u8;
+            for (j, &byte) in block[6..22].iter().enumerate() {
+                q[j] = ((byte & 0x0F) | fifth(j)) as i8 - 16;
+                q[j + 16] = ((byte >> 4) | fifth(j + 16)) as i8 - 16;
+            }
+            (d, 0.0, q)
+        }
+        // Not reached for the K-quants, whose products are `kquant_int8`'s.
+        _ => {
+            for (j, &byte) in block[2..34].iter().enumerate() {
+                q[j] = byte as i8;
+            }
+            (d, 0.0, q)
+        }
+    }
+}
+
+pub(super) fn portable_dot_rows(
+    format: Format,
+    weight_row: &[u8],
+    x: &Int8Rows,
+    first: usize,
+    sums: &mut [f32],
+) {
+    sums.fill(0.0);
+    for (b, block) in weight_row.chunks(format.block_bytes()).enumerate() {
+        let (d, m, w) = weights(format, block);
+        for (r, sum) in sums.iter_mut().enumerate() {
+            let (quants, scale, scaled_sum) = x.block(first + r, b);
+            let products: i32 = w
+                .iter()
+                .zip(quants)
+                .map(|(&w, &q)| i32::from(w) * i32::from(q))
+                .sum();
+            *sum += d * scale * products as f32 + m * scaled_sum;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::super::avx2::horizontal_sum;
+    use super::super::{BLOCK_WEIGHTS, Format, Int8Rows};
+    use std::arch::x86_64::*;
+
+    /// Up to this many rows share one unpacking of each block.
+    const GROUP: usize = 4;
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(in super::super) fn dot_rows(
+        format: Format,
+        weight_row: &[u8],
+        x: &Int8Rows,
+        first_row: usize,
+        sums: &mut [f32],
+    ) {
+        debug_assert!(first_row + sums.len() <= x.rows());
+        for (index, out) in sums.chunks_mut(GROUP).enumerate() {
+            let first = first_row + index * GROUP;
+            match format {
+                Format::Q4_1 => group::<false>(format, weight_row, x, first, out),
+                _ => group::<true>(format, weight_row, x, first, out),
+            }
+        }
+    }
+
+    /// The group size as a constant, so that each row's accumulator
+    /// stays in a register.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn group<const SIGNED: bool>(
+        format: Format,
+        weight_row: &[u8],
+        x: &Int8Rows,
+        first: usize,
+        out: &mut [f32],
+    ) {
+        match out.len() {
+            1 => rows::<1, SIGNED>(format, weight_row, x, first, out),
+            2 => rows::<2, SIGNED>(format, weight_row, x, first, out),
+            3 => rows::<3, SIGNED>(format, weight_row, x, first, out),
+            _ => rows::<GROUP, SIGNED>(format, weight_row, x, first, out),
+        }
+    }
+
+    /// `G` rows from `first` against one weight row; `SIGNED` is Q5_0
+    /// or Q8_0 (signed quants, no offset), otherwise Q4_1.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn rows<const G: usize, const SIGNED: bool>(
+        format: Format,
+        weight_row: &[u8],
+        x: &Int8Rows,
+        first: usize,
+        out: &mut [f32],
+    ) {
+        let block_bytes = format.block_bytes();
+        let ones = _mm256_set1_epi16(1);
+        let mut acc = [_mm256_setzero_ps(); G];
+        let mut offsets = [0f32; G];
+        for (b, block) in weight_row.chunks_exact(block_bytes).enumerate() {
+            super::super::avx2::prefetch(block);
+            let (d, m, w) = unpack::<SIGNED>(format, block);
+            for g in 0..G {
+                let index = (first + g) * x.blocks_per_row + b;
+                let quants = &x.quants[index * BLOCK_WEIGHTS..(index + 1) * BLOCK_WEIGHTS];
+                // SAFETY: the slice holds 32 quants.
+                let q = unsafe { _mm256_loadu_si256(quants.as_ptr().cast()) };
+                // maddubs multiplies unsigned by signed bytes: move the
+                // weights' signs onto the activations.
+                let (w, q) = if SIGNED {
+                    (_mm256_sign_epi8(w, w), _mm256_sign_epi8(q, w))
+                } else {
+                    (w, q)
+                };
+                let pairs = _mm256_maddubs_epi16(w, q);
+                let products = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+                let scales = _mm256_mul_ps(d, _mm256_set1_ps(x.scales[index]));
+                acc[g] = _mm256_fmadd_ps(scales, products, acc[g]);
+                if !SIGNED {
+                    offsets[g] += m * x.sums[index];
+                }
+            }
+        }
+        for g in 0..G {
+            out[g] = horizontal_sum(acc[g]) + offsets[g];
+        }
+    }
+
+    /// A block's scale (in every lane), offset (0 for Q5_0 and Q8_0)
+    /// and 32 weights as bytes (Q4_1: the nibbles 0..15, low ones first,
+    /// as the activations).
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn unpack<const SIGNED: bool>(format: Format, block: &[u8]) -> (__m256, f32, __m256i) {
+        // Bytes 0..4 are d and m as f16 (Q5_0 and Q8_0: d and the next
+        // two bytes).
+        let halves = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        let scales = _mm_cvtph_ps(_mm_cvtsi32_si128(halves as i32));
+        let d = _mm256_broadcastss_ps(scales);
+        if format == Format::Q5_0 {
+            return (d, 0.0, super::super::avx2::q5_0_quants(block));
+        }
+        if SIGNED {
+            // SAFETY: a Q8_0 block is 34 bytes; its quants are bytes 2..34.
+            let w = unsafe { _mm256_loadu_si256(block[2..34].as_ptr().cast()) };
+            return (d, 0.0, w);
+        }
+        let m = _mm_cvtss_f32(_mm_shuffle_ps::<1>(scales, scales));
+        // SAFETY: a Q4_1 block is 20 bytes; its quants are bytes 4..20.
+        let qs = unsafe { _mm_loadu_si128(block[4..20].as_ptr().cast()) };
+        let mask = _mm_set1_epi8(0x0F);
+        let low = _mm_and_si128(qs, mask);
+        let high = _mm_and_si128(_mm_srli_epi16::<4>(qs), mask);
+        (d, m, _mm256_set_m128i(high, low))
+    }
+}
