@@ -8,11 +8,15 @@ use serde_json::Value;
 
 use super::PipelineError;
 
+/// Why a stage failed: a typed error of the library it called (kept as the
+/// source), or a sentence of the flow's own.
+pub(crate) type StageCause = Box<dyn std::error::Error + Send + Sync>;
+
 /// A stage failed for a reason of its own.
-pub(crate) fn failed(stage: &str, e: impl std::fmt::Display) -> PipelineError {
+pub(crate) fn failed(stage: &str, e: impl Into<StageCause>) -> PipelineError {
     PipelineError::Stage {
         stage: stage.to_owned(),
-        message: e.to_string(),
+        source: e.into(),
     }
 }
 
@@ -22,11 +26,8 @@ pub(crate) fn section(value: &impl serde::Serialize) -> String {
 }
 
 /// The calibration stage failed.
-pub(crate) fn stage_error(message: impl std::fmt::Display) -> PipelineError {
-    PipelineError::Stage {
-        stage: "calibrate".into(),
-        message: message.to_string(),
-    }
+pub(crate) fn stage_error(e: impl Into<StageCause>) -> PipelineError {
+    failed("calibrate", e)
 }
 
 pub(crate) fn read_jsonl(path: &Path) -> Result<Vec<Value>, PipelineError> {
@@ -48,4 +49,26 @@ pub(crate) fn text_field(row: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failed;
+
+    #[test]
+    fn a_failed_stage_keeps_the_typed_error_as_its_source() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let error = failed("judge", io);
+        assert_eq!(error.to_string(), "stage judge: gone");
+        let source = std::error::Error::source(&error).expect("a source");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("the io::Error itself");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        // A flow's own sentence is a source too, with the same text.
+        assert_eq!(
+            failed("records", "no records").to_string(),
+            "stage records: no records"
+        );
+    }
 }

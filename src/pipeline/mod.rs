@@ -87,8 +87,12 @@ pub enum PipelineError {
     Write(#[from] WriteError),
     #[error("{path}: {message}")]
     Artifact { path: PathBuf, message: String },
-    #[error("stage {stage}: {message}")]
-    Stage { stage: String, message: String },
+    /// A stage failed; `source` is the library's typed error where there is one.
+    #[error("stage {stage}: {source}")]
+    Stage {
+        stage: String,
+        source: artifacts::StageCause,
+    },
     #[error(transparent)]
     Merge(#[from] MergeError),
 }
