@@ -106,68 +106,98 @@ pub fn threshold_file_name(metric: &str) -> String {
     format!("{stem}.toml")
 }
 
-/// `text` as a TOML basic string: how a thresholds file holds its strings,
-/// and how the run report quotes the file's command.
+/// `text` as a TOML string, quoted as `thresholds_toml` (the `toml`
+/// crate) writes it: how the run report shows a thresholds file's command.
 pub fn toml_string(text: &str) -> String {
-    let escaped = toml::Value::String(text.to_owned()).to_string();
-    // The toml crate picks a literal string for text with quotes; a basic
-    // string keeps the files' one style.
-    if escaped.starts_with('"') {
-        escaped
-    } else {
-        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-    }
+    toml::Value::String(text.to_owned()).to_string()
 }
 
-/// The TOML file of one metric.
+/// The TOML file of one metric: two comment lines, then the file's fields
+/// serialised by `toml` (every number rounded to 6 decimals).
 pub fn thresholds_toml(m: &MetricThresholds, provenance: &Provenance) -> String {
-    let quote = toml_string;
-    let array = |ci: Option<[f64; 2]>| ci.map(|[lo, hi]| format!("[{lo:.6}, {hi:.6}]"));
     let (model, scale) = metric_origin(&m.metric);
-    let mut out = format!(
-        "# Thresholds on {} chosen against human ratings by codecal {}.\n# Reproduce with `command`.\n",
+    let point = |p: &OperatingPoint| PointFile {
+        threshold: six(p.threshold),
+        precision: six(p.precision),
+        recall: six(p.recall),
+        f1: six(p.f1),
+        threshold_ci: p.threshold_ci.map(|ci| ci.map(six)),
+        floor: p.floor,
+    };
+    let file = ThresholdsFile {
+        command: &provenance.command,
+        metric: &m.metric,
+        model,
+        scale,
+        ratings: &provenance.ratings,
+        label_rule: &provenance.label_rule,
+        cutoff: provenance.cutoff,
+        search: &provenance.search,
+        bootstrap: provenance.bootstrap,
+        seed: provenance.seed,
+        n: m.n,
+        positives: m.positives,
+        auc: six(m.auc),
+        auc_ci: m.auc_ci.map(|ci| ci.map(six)),
+        best_f1: point(&m.best_f1),
+        high_precision: m.high_precision.as_ref().map(point),
+        high_recall: m.high_recall.as_ref().map(point),
+    };
+    // Serialising plain strings and numbers cannot fail.
+    let body = toml::to_string(&file).unwrap_or_default();
+    format!(
+        "# Thresholds on {} chosen against human ratings by codecal {}.\n# Reproduce with `command`.\n{body}",
         m.metric,
         env!("CARGO_PKG_VERSION")
-    );
-    let mut line = |key: &str, value: String| {
-        let _ = writeln!(out, "{key} = {value}");
-    };
-    line("command", quote(&provenance.command));
-    line("metric", quote(&m.metric));
-    line("model", quote(model));
-    line("scale", quote(scale));
-    line("ratings", quote(&provenance.ratings));
-    line("label_rule", quote(&provenance.label_rule));
-    line("cutoff", format!("{:?}", provenance.cutoff));
-    line("search", quote(&provenance.search));
-    line("bootstrap", provenance.bootstrap.to_string());
-    line("seed", provenance.seed.to_string());
-    line("n", m.n.to_string());
-    line("positives", m.positives.to_string());
-    line("auc", format!("{:.6}", m.auc));
-    if let Some(ci) = array(m.auc_ci) {
-        line("auc_ci", ci);
+    )
+}
+
+/// A thresholds file as `thresholds_toml` writes it and
+/// `thresholds::file` reads it back.
+#[derive(serde::Serialize)]
+struct ThresholdsFile<'a> {
+    command: &'a str,
+    metric: &'a str,
+    model: &'a str,
+    scale: &'a str,
+    ratings: &'a str,
+    label_rule: &'a str,
+    cutoff: f64,
+    search: &'a str,
+    bootstrap: usize,
+    seed: u64,
+    n: usize,
+    positives: usize,
+    auc: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auc_ci: Option<[f64; 2]>,
+    #[serde(rename = "best-f1")]
+    best_f1: PointFile,
+    #[serde(rename = "high-precision", skip_serializing_if = "Option::is_none")]
+    high_precision: Option<PointFile>,
+    #[serde(rename = "high-recall", skip_serializing_if = "Option::is_none")]
+    high_recall: Option<PointFile>,
+}
+
+#[derive(serde::Serialize)]
+struct PointFile {
+    threshold: f64,
+    precision: f64,
+    recall: f64,
+    f1: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    threshold_ci: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    floor: Option<f64>,
+}
+
+/// `x` rounded to 6 decimals, as the files have always held their numbers.
+fn six(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1e6).round() / 1e6
+    } else {
+        x
     }
-    let points = [
-        ("best-f1", Some(&m.best_f1)),
-        ("high-precision", m.high_precision.as_ref()),
-        ("high-recall", m.high_recall.as_ref()),
-    ];
-    for (name, point) in points {
-        let Some(p) = point else { continue };
-        let _ = write!(
-            out,
-            "\n[{name}]\nthreshold = {:.6}\nprecision = {:.6}\nrecall = {:.6}\nf1 = {:.6}\n",
-            p.threshold, p.precision, p.recall, p.f1
-        );
-        if let Some(ci) = array(p.threshold_ci) {
-            let _ = writeln!(out, "threshold_ci = {ci}");
-        }
-        if let Some(floor) = p.floor {
-            let _ = writeln!(out, "floor = {floor:?}");
-        }
-    }
-    out
 }
 
 /// ROC curves of all metrics in one SVG, with each AUC in the legend.
@@ -222,4 +252,68 @@ pub fn roc_svg(metrics: &[MetricThresholds]) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thresholds::file::{OperatingPointName, read_summary, read_threshold};
+
+    fn point(threshold: f64) -> OperatingPoint {
+        OperatingPoint {
+            threshold,
+            precision: 0.5,
+            recall: 1.0 / 3.0,
+            f1: 0.4,
+            threshold_ci: Some([threshold - 0.1, threshold + 0.1]),
+            floor: None,
+        }
+    }
+
+    #[test]
+    fn the_toml_file_is_serialised_and_reads_back() {
+        let metric = MetricThresholds {
+            metric: "sbert_cosine01".into(),
+            n: 210,
+            positives: 48,
+            auc: 0.915_509_4,
+            auc_ci: Some([0.870_230_1, 0.949_012]),
+            best_f1: point(0.887_591_2),
+            high_precision: None,
+            high_recall: Some(point(0.814_585)),
+            roc: Vec::new(),
+            pr: Vec::new(),
+        };
+        let provenance = Provenance {
+            command: "codecal thresholds --ratings \"a b.csv\" --out t".into(),
+            ratings: "a b.csv".into(),
+            label_rule: "baseline-mean".into(),
+            cutoff: 3.0,
+            search: "exact".into(),
+            bootstrap: 1000,
+            seed: 0,
+        };
+        let text = thresholds_toml(&metric, &provenance);
+        assert!(text.starts_with("# Thresholds on sbert_cosine01"), "{text}");
+        // Numbers to 6 decimals; an absent point leaves no section.
+        assert!(text.contains("auc = 0.915509\n"), "{text}");
+        assert!(text.contains("recall = 0.333333\n"), "{text}");
+        assert!(!text.contains("[high-precision]"), "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.toml");
+        std::fs::write(&path, &text).unwrap();
+        let best = read_threshold(&path, OperatingPointName::BestF1).unwrap();
+        assert_eq!(
+            (best.metric.as_str(), best.threshold),
+            ("sbert_cosine01", 0.887591)
+        );
+        let summary = read_summary(&path).unwrap();
+        assert_eq!(summary.auc_ci, Some([0.87023, 0.949012]));
+        // A command with quotes survives the round trip.
+        assert_eq!(
+            summary.command.as_deref(),
+            Some(provenance.command.as_str())
+        );
+        assert!(read_threshold(&path, OperatingPointName::HighPrecision).is_err());
+    }
 }
