@@ -264,6 +264,8 @@ fn served_record(
 pub enum OpenBackendError {
     #[error("no backend")]
     NoBackend,
+    #[error("backends.kind: unknown value {0:?} (expected local or openai)")]
+    UnknownKind(String),
     #[error("an openai entry needs {0}")]
     Missing(&'static str),
     #[error(transparent)]
@@ -336,7 +338,9 @@ pub fn open_backend(
             let backend = crate::generate::openai::OpenAiBackend::new(openai_config(config)?)?;
             Ok(Box::new(backend))
         }
-        _ => open_local(config, home),
+        "local" => open_local(config, home),
+        // The config check refuses it first; a config built in code may not have been checked.
+        other => Err(OpenBackendError::UnknownKind(other.to_owned())),
     }
 }
 
@@ -371,4 +375,23 @@ fn open_local(
 #[cfg(not(feature = "local"))]
 fn open_local(_: &BackendConfig, _: &ModelHome) -> Result<Box<dyn Backend>, OpenBackendError> {
     Err(OpenBackendError::NoLocalFeature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_backend_kind_is_refused_not_taken_for_local() {
+        let config: BackendConfig = toml::from_str("kind = \"gpu\"").unwrap();
+        let home = ModelHome::new(std::env::temp_dir().join("codecal-no-home"));
+        let Err(error) = open_backend(&config, &home) else {
+            panic!("a backend of kind gpu opened");
+        };
+        assert!(matches!(error, OpenBackendError::UnknownKind(ref k) if k == "gpu"));
+        assert_eq!(
+            error.to_string(),
+            "backends.kind: unknown value \"gpu\" (expected local or openai)"
+        );
+    }
 }
