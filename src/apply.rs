@@ -328,28 +328,24 @@ fn jsonl_with_decisions(
 
 /// The input's CSV cells, with two more columns.
 fn csv_with_decisions(table: &Table, decided: &[(String, String)]) -> Result<String, ApplyError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
     let names = table.column_names();
     let columns = names
         .iter()
         .map(|name| table.column(name))
         .collect::<Result<Vec<_>, _>>()?;
-    let io = |e: csv::Error| ApplyError::Io {
-        path: table.path().to_owned(),
-        source: std::io::Error::other(e),
-    };
-    let mut header: Vec<&str> = names.iter().map(String::as_str).collect();
-    header.extend(["calibrated", "decision"]);
-    writer.write_record(&header).map_err(io)?;
-    for (row, (calibrated, decision)) in decided.iter().enumerate() {
-        let mut record: Vec<&str> = columns.iter().map(|c| c.raw(row).unwrap_or("")).collect();
-        record.extend([calibrated.as_str(), decision.as_str()]);
-        writer.write_record(&record).map_err(io)?;
-    }
-    let bytes = writer.into_inner().map_err(|e| ApplyError::Io {
-        path: table.path().to_owned(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    // The writer was fed only `&str` cells, so its bytes are UTF-8.
-    Ok(String::from_utf8(bytes).expect("cells were UTF-8"))
+    let mut header: Vec<String> = names.to_vec();
+    header.extend(["calibrated".to_owned(), "decision".to_owned()]);
+    let rows: Vec<Vec<String>> = decided
+        .iter()
+        .enumerate()
+        .map(|(row, (calibrated, decision))| {
+            let mut record: Vec<String> = columns
+                .iter()
+                .map(|c| c.raw(row).unwrap_or("").to_owned())
+                .collect();
+            record.extend([calibrated.clone(), decision.clone()]);
+            record
+        })
+        .collect();
+    Ok(crate::report::table::grid_csv(&header, &rows))
 }

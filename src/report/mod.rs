@@ -355,32 +355,22 @@ pub fn json(report: &CalibrationReport) -> String {
 
 /// Per-pair similarity scores as CSV, one row per pair, full precision.
 pub fn scores_csv(scores: &[PairScores]) -> String {
-    let mut out = String::from("id");
-    for (name, _) in scores
+    let names = scores
         .first()
         .map(PairScores::named_values)
-        .unwrap_or_default()
-    {
-        out += &format!(",{name}");
-    }
-    out.push('\n');
-    for s in scores {
-        out += &csv_field(&s.id);
-        for (_, value) in s.named_values() {
-            out += &format!(",{value}");
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// A CSV field, quoted when it holds a comma, quote or line break.
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
+        .unwrap_or_default();
+    let header: Vec<String> = std::iter::once("id".to_owned())
+        .chain(names.iter().map(|(name, _)| name.to_string()))
+        .collect();
+    let rows: Vec<Vec<String>> = scores
+        .iter()
+        .map(|s| {
+            std::iter::once(s.id.clone())
+                .chain(s.named_values().iter().map(|(_, value)| value.to_string()))
+                .collect()
+        })
+        .collect();
+    table::grid_csv(&header, &rows)
 }
 
 /// What writing an output directory can go wrong with.

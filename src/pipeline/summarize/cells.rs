@@ -23,6 +23,7 @@ use crate::pipeline::multicalibration::{ItemFacts, code_clusters, feature_column
 use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::tokens_per_item;
 use crate::report::run::{CellView, ItemText, ItemView};
+use crate::report::table::grid_csv;
 use crate::report::table::with_ci;
 use crate::table::{Format, Table};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
@@ -517,25 +518,26 @@ fn write_labels(
     ];
     header.extend(measures.iter().map(|(m, _)| m.clone()));
     header.extend(points.iter().map(|(p, _)| format!("correct_{p}")));
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(&header).map_err(stage_error)?;
-    for item in items {
-        let number = |v: Option<&f64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let value = item.similarity.get(metric);
-        let mut record = vec![
-            item.id.clone(),
-            item.language.clone(),
-            item.repo.clone(),
-            number(value),
-        ];
-        record.extend(measures.iter().map(|(m, _)| number(item.confidence.get(m))));
-        record.extend(points.iter().map(|(_, t)| match value {
-            Some(v) => u8::from(correct_at(*v, *t)).to_string(),
-            None => String::new(),
-        }));
-        writer.write_record(&record).map_err(stage_error)?;
-    }
-    let bytes = writer.into_inner().map_err(stage_error)?;
+    let rows: Vec<Vec<String>> = items
+        .iter()
+        .map(|item| {
+            let number = |v: Option<&f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            let value = item.similarity.get(metric);
+            let mut record = vec![
+                item.id.clone(),
+                item.language.clone(),
+                item.repo.clone(),
+                number(value),
+            ];
+            record.extend(measures.iter().map(|(m, _)| number(item.confidence.get(m))));
+            record.extend(points.iter().map(|(_, t)| match value {
+                Some(v) => u8::from(correct_at(*v, *t)).to_string(),
+                None => String::new(),
+            }));
+            record
+        })
+        .collect();
+    let bytes = grid_csv(&header, &rows).into_bytes();
     create_dir(&dir.join("labels"))?;
     write_atomic(&dir.join(format!("labels/{label}.csv")), &bytes)?;
     Ok(())
