@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
+use crate::calibrate::multical::FeatureColumn;
 use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Method, calibrate};
 use crate::confidence::agreement::SUMMARY_MEASURES;
 use crate::pipeline::PipelineError;
@@ -204,6 +205,12 @@ struct RunCells<'a> {
     spearman_only: CalibrateOptions,
 }
 
+/// The items of one model, language and measure, with their group features.
+struct MeasureItems<'a> {
+    items: Vec<&'a Item>,
+    features: Vec<FeatureColumn>,
+}
+
 /// One model's items in one language.
 struct Model<'a> {
     language: &'a str,
@@ -234,13 +241,19 @@ impl RunCells<'_> {
         if items.is_empty() {
             return Ok(());
         }
+        // The group features depend on the items only: computed once for
+        // every operating point and Table I column of the measure.
+        let items = MeasureItems {
+            features: self.features(&items),
+            items,
+        };
         for (i, point) in self.points.iter().enumerate() {
             let (cell, data) = self.cell(model, measure, reflective, point, &items, out)?;
             if i == 0 {
                 out.subgroup_cells.extend(self.subgroups(
                     model,
                     measure,
-                    &items,
+                    &items.items,
                     &data,
                     &cell.report,
                 ));
@@ -277,7 +290,7 @@ impl RunCells<'_> {
         measure: &str,
         reflective: bool,
         (point, threshold): &(String, f64),
-        items: &[&Item],
+        items: &MeasureItems,
         out: &mut Gathered,
     ) -> Result<(Cell, CalibrationData), PipelineError> {
         let (language, label, threshold) = (model.language, model.label, *threshold);
@@ -315,7 +328,7 @@ impl RunCells<'_> {
             &report,
             &data.confidence,
             &data.correct,
-            &items.iter().map(|i| i.index).collect::<Vec<_>>(),
+            &items.items.iter().map(|i| i.index).collect::<Vec<_>>(),
         );
         files.write(self.dir, &report)?;
         let cell = Cell {
@@ -331,14 +344,8 @@ impl RunCells<'_> {
         Ok((cell, data))
     }
 
-    /// The items labelled by `target` above `threshold`, grouped by repository.
-    fn data(
-        &self,
-        items: &[&Item],
-        measure: &str,
-        target: &str,
-        threshold: f64,
-    ) -> CalibrationData {
+    /// The group features the config asks for, one column per feature.
+    fn features(&self, items: &[&Item]) -> Vec<FeatureColumn> {
         let facts: Vec<ItemFacts> = items
             .iter()
             .map(|i| ItemFacts {
@@ -350,6 +357,18 @@ impl RunCells<'_> {
                 code_cluster: &i.code_cluster,
             })
             .collect();
+        feature_columns(&self.config.calibration.group_features, &facts)
+    }
+
+    /// The items labelled by `target` above `threshold`, grouped by repository.
+    fn data(
+        &self,
+        of: &MeasureItems,
+        measure: &str,
+        target: &str,
+        threshold: f64,
+    ) -> CalibrationData {
+        let items = &of.items;
         CalibrationData {
             confidence: items.iter().map(|i| i.confidence[measure]).collect(),
             correct: items
@@ -363,7 +382,7 @@ impl RunCells<'_> {
                     .map(|i| i.similarity.get(target).copied().unwrap_or(f64::NAN))
                     .collect(),
             ),
-            features: feature_columns(&self.config.calibration.group_features, &facts),
+            features: of.features.clone(),
         }
     }
 

@@ -114,16 +114,7 @@ impl PaperRows {
             ReportTable {
                 file: "turbulence_classes".into(),
                 title: "Turbulence: questions per class (the paper's Figure 6)".into(),
-                header: header(
-                    &[
-                        "model",
-                        "perfect success",
-                        "perfect failure",
-                        "consistent failure",
-                        "random failure",
-                    ],
-                    &[],
-                ),
+                header: header(&["model"], &CLASSES),
                 rows: classes_rows,
             },
             ReportTable {
