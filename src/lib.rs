@@ -17,10 +17,12 @@
 pub mod apply;
 pub mod artifact;
 pub mod calibrate;
+pub mod choice;
 pub mod confidence;
 pub mod corpus;
 pub mod digest;
 pub mod generate;
+pub mod manifest;
 pub mod models;
 pub mod monitor;
 pub mod pipeline;

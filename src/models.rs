@@ -321,3 +321,42 @@ impl ModelHome {
         Ok(())
     }
 }
+
+/// The sha256 of every installed model file, and of the CUDA runtime's
+/// libraries where it is installed, from the set-up's MANIFEST.json files,
+/// each file named `directory/file`: what a run's manifest records.
+pub fn installed_hashes() -> std::collections::BTreeMap<String, String> {
+    let mut hashes = std::collections::BTreeMap::new();
+    let Ok(home) = ModelHome::from_env() else {
+        return hashes;
+    };
+    if let Ok(dirs) = std::fs::read_dir(home.root().join("models")) {
+        for dir in dirs.flatten() {
+            let prefix = dir.file_name().to_string_lossy().into_owned();
+            add_install_hashes(&mut hashes, &dir.path(), &prefix);
+        }
+    }
+    let cuda = home.root().join("onnxruntime/cuda");
+    add_install_hashes(&mut hashes, &cuda, "onnxruntime-cuda");
+    hashes
+}
+
+/// The `sha256` map of a set-up's MANIFEST.json.
+#[derive(serde::Deserialize)]
+struct InstallManifest {
+    #[serde(default)]
+    sha256: std::collections::BTreeMap<String, String>,
+}
+
+/// The hashes of `dir`'s MANIFEST.json, each file named `prefix/file`.
+fn add_install_hashes(
+    hashes: &mut std::collections::BTreeMap<String, String>,
+    dir: &Path,
+    prefix: &str,
+) {
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.json")).ok();
+    let read: Option<InstallManifest> = manifest.and_then(|t| serde_json::from_str(&t).ok());
+    for (file, hash) in read.map(|m| m.sha256).into_iter().flatten() {
+        hashes.insert(format!("{prefix}/{file}"), hash);
+    }
+}

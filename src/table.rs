@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The file layouts codecal reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Comma-separated values with a header row.
@@ -18,6 +18,8 @@ pub enum Format {
     /// One JSON object per line.
     Jsonl,
 }
+
+crate::choices!(Format { Csv => "csv", Jsonl => "jsonl" });
 
 impl Format {
     /// The format a file's extension implies (`.csv`, `.jsonl`, `.json`, `.ndjson`).

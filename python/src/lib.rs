@@ -8,7 +8,7 @@
 //! that no input reaches the engine unchecked, and raises `ValueError`; it
 //! releases the GIL while the engine works.
 
-use clap::ValueEnum;
+use codecal::choice::{Choice, parse_choice};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -89,13 +89,12 @@ fn same_length(n: usize, other: usize, name: &str) -> PyResult<()> {
     }
 }
 
-fn choice<T: ValueEnum>(text: &str, name: &str) -> PyResult<T> {
-    T::from_str(text, false).map_err(|_| {
-        let known: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned()))
-            .collect();
-        value_error(format!("{name}={text:?}; use one of {}", known.join(", ")))
+fn choice<T: Choice>(text: &str, name: &str) -> PyResult<T> {
+    parse_choice::<T>(text).map_err(|e| {
+        value_error(format!(
+            "{name}={text:?}; use one of {}",
+            e.expected.join(", ")
+        ))
     })
 }
 
@@ -310,11 +309,7 @@ impl PyCalibrator {
 
     /// The measure, method and group column the calibrator was made with.
     fn describe(&self) -> (String, String, Option<String>) {
-        let method = self
-            .inner
-            .method
-            .to_possible_value()
-            .map_or_else(String::new, |v| v.get_name().to_owned());
+        let method = self.inner.method.to_string();
         let group = self.inner.group_column().map(str::to_owned);
         (self.inner.measure.clone(), method, group)
     }

@@ -11,7 +11,7 @@ use super::binomial::clopper_pearson_interval;
 use super::runs::Run;
 
 /// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Binning {
     /// Bins of equal width on [0, 1]; bin i holds (i/N, (i+1)/N], and 0 joins the first.
@@ -19,6 +19,8 @@ pub enum Binning {
     /// Bins holding equal numbers of items, in confidence order.
     EqualMass,
 }
+
+crate::choices!(Binning { EqualWidth => "equal-width", EqualMass => "equal-mass" });
 
 /// The number of bins and how they are cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

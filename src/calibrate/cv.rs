@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// The splitting strategies `codecal calibrate --cv` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CvStrategy {
     /// Seeded shuffle, then k contiguous folds of near-equal size.
@@ -28,6 +28,8 @@ pub enum CvStrategy {
     /// Fit and evaluate on all items (for checks against other tools; not a fair estimate).
     None,
 }
+
+crate::choices!(CvStrategy { Kfold => "kfold", Stratified => "stratified", Group => "group", SeedBalanced => "seed-balanced", None => "none" });
 
 impl CvStrategy {
     pub fn needs_groups(self) -> bool {

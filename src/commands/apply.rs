@@ -20,7 +20,7 @@ pub struct ApplyArgs {
     /// `codecal generate` output).
     input: PathBuf,
     /// Input format; by default taken from the extension (.csv, .jsonl).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     /// Column (or `confidence`/`reflective` key) holding the measure; must be
     /// the calibrator's measure, which is the default.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use codecal::choice::Choice;
 
 use codecal::artifact::refuse_unsafe_outputs;
 use codecal::calibrate::calibrator::LabelDefinition;
@@ -25,7 +26,7 @@ pub struct CalibrateArgs {
     /// Input file of items, one row each (CSV with a header, or JSONL).
     input: PathBuf,
     /// Input format; by default taken from the extension (.csv, .jsonl).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     /// Column holding the model's confidence, a probability in [0, 1].
     #[arg(long, default_value = "confidence")]
@@ -45,7 +46,7 @@ pub struct CalibrateArgs {
     #[arg(long, requires = "score")]
     thresholds: Option<PathBuf>,
     /// Which threshold of --thresholds: best-f1, high-precision or high-recall.
-    #[arg(long, value_enum, default_value_t = OperatingPointName::BestF1)]
+    #[arg(long, value_parser = super::choice::<OperatingPointName>(), default_value_t = OperatingPointName::BestF1)]
     operating_point: OperatingPointName,
     /// The metric the --score column holds, where its name is not the
     /// metric's (default: the column's name). A thresholds file derived for
@@ -67,7 +68,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "platt", value_parser = method_choice)]
     method: MethodChoice,
     /// With --method multicalibration: the base rescaler fitted first.
-    #[arg(long, value_enum, default_value_t = Method::Platt)]
+    #[arg(long, value_parser = super::choice::<Method>(), default_value_t = Method::Platt)]
     base: Method,
     /// Columns whose values define groups for --method multicalibration:
     /// text columns as given, numeric columns in quantile bins.
@@ -92,7 +93,7 @@ pub struct CalibrateArgs {
     #[arg(long)]
     no_penalty: bool,
     /// Cross-validation for the rescaler; default: group with --group, else kfold.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<CvStrategy>())]
     cv: Option<CvStrategy>,
     /// Number of cross-validation folds (2 to 100).
     #[arg(long, default_value_t = 5, value_parser = super::count_in(2..=100))]
@@ -102,7 +103,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 10, value_parser = super::count_in(1..=1000))]
     bins: usize,
     /// How bins are cut: equal-width (i/N, (i+1)/N] or equal-mass (equal item counts).
-    #[arg(long, value_enum, default_value_t = Binning::EqualWidth)]
+    #[arg(long, value_parser = super::choice::<Binning>(), default_value_t = Binning::EqualWidth)]
     binning: Binning,
     /// Bootstrap resamples for 95% percentile intervals (at most 100000); 0 turns
     /// them off.
@@ -153,7 +154,7 @@ pub struct CalibrateArgs {
     reject_precision: Option<f64>,
     /// How the candidate cutoffs are tested (each controls the chance of any
     /// wrong guarantee at δ).
-    #[arg(long, value_enum, default_value_t = Procedure::FixedSequence)]
+    #[arg(long, value_parser = super::choice::<Procedure>(), default_value_t = Procedure::FixedSequence)]
     procedure: Procedure,
     /// An accept cutoff must also accept at least this share of items (a lower
     /// bound at δ), or the rule says it cannot.
@@ -247,10 +248,13 @@ fn method_choice(text: &str) -> Result<MethodChoice, String> {
     if text == "multicalibration" {
         return Ok(MethodChoice::Multicalibration);
     }
-    <Method as clap::ValueEnum>::from_str(text, false)
+    Method::from_name(text)
         .map(MethodChoice::Rescale)
-        .map_err(|_| {
-            format!("no method {text:?}; use platt, platt-ln, platt-p, temperature, isotonic, histogram, none or multicalibration")
+        .ok_or_else(|| {
+            format!(
+                "no method {text:?}; use {} or multicalibration",
+                Method::names().join(", ")
+            )
         })
 }
 

@@ -25,7 +25,7 @@ pub struct MineArgs {
     /// Source tree to mine; default: the standard library of the local python3.
     dir: Option<PathBuf>,
     /// Language of the files to mine.
-    #[arg(long = "lang", value_enum, default_value_t = MineLanguage::Python)]
+    #[arg(long = "lang", value_parser = super::choice::<MineLanguage>(), default_value_t = MineLanguage::Python)]
     language: MineLanguage,
     /// A record's repo is this many leading path components under DIR.
     #[arg(long, default_value_t = 1)]
@@ -46,7 +46,7 @@ pub struct SampleArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// With same-repo, pool records from the queries' repositories are dropped.
-    #[arg(long, value_enum, default_value_t = Exclude::SelfOnly)]
+    #[arg(long, value_parser = super::choice::<Exclude>(), default_value_t = Exclude::SelfOnly)]
     pool_exclude: Exclude,
     /// Make a malformed input line an error instead of skipping it.
     #[arg(long)]

@@ -97,7 +97,7 @@ pub struct GenerateArgs {
     #[arg(long, default_value_t = 1.0, value_parser = sample_temperature)]
     sample_temperature: f64,
     /// Reflective measures to ask for (repeatable).
-    #[arg(long = "reflective", value_enum)]
+    #[arg(long = "reflective", value_parser = super::choice::<Measure>())]
     reflective: Vec<Measure>,
     /// A directory whose <measure>.txt files replace the built-in reflective templates.
     #[arg(long)]
@@ -108,7 +108,7 @@ pub struct GenerateArgs {
     /// Qwen files).
     /// Part of the model's cache name.
     #[cfg(feature = "local")]
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = super::choice::<codecal::generate::local::Weights>(), default_value_t)]
     lm_weights: codecal::generate::local::Weights,
     /// Prompts the local model decodes at once, sharing each step's weight
     /// reads, 1 to 64; default two per core, at most 8 (local).
@@ -143,11 +143,8 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let out = stage::run(backend.as_ref(), &cache, &rows, &options, &|| bar.step())?;
     bar.finish();
-    let cached = out.iter().filter(|r| r["cached"] == true).count();
-    let mismatched = out
-        .iter()
-        .filter(|r| r["token_text_mismatch"] == true)
-        .count();
+    let cached = out.iter().filter(|r| r.cached == Some(true)).count();
+    let mismatched = out.iter().filter(|r| r.token_text_mismatch).count();
     if mismatched > 0 {
         eprintln!(
             "codecal: warning: in {mismatched} of {} replies the token texts do not join to the \
@@ -157,7 +154,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
     }
     let mut text = String::new();
     for row in &out {
-        text += &row.to_string();
+        text += &serde_json::to_string(row)?;
         text.push('\n');
     }
     codecal::artifact::write_atomic(&args.out, text.as_bytes())?;
@@ -262,9 +259,7 @@ fn backend_config(
 
 #[cfg(feature = "local")]
 fn lm_weights(args: &GenerateArgs) -> Option<String> {
-    args.lm_weights
-        .to_possible_value()
-        .map(|v| v.get_name().to_owned())
+    Some(args.lm_weights.to_string())
 }
 
 #[cfg(not(feature = "local"))]

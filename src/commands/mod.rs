@@ -3,6 +3,8 @@
 //! never imports these.
 
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use codecal::choice::{Choice, parse_choice};
 
 pub mod apply;
 pub mod calibrate;
@@ -19,6 +21,19 @@ pub mod score;
 pub mod setup;
 pub mod summarize;
 pub mod thresholds;
+
+/// The parser of a flag whose values are a library [`Choice`]'s names
+/// (and its aliases), listed in `--help`.
+pub fn choice<T: Choice + Clone + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    let values = T::NAMES.iter().map(|(value, name)| {
+        let aliases = T::ALIASES
+            .iter()
+            .filter(|(aliased, _)| aliased == value)
+            .map(|(_, alias)| *alias);
+        PossibleValue::new(*name).aliases(aliases)
+    });
+    PossibleValuesParser::new(values).try_map(|text| parse_choice::<T>(&text))
+}
 
 /// The columns of a (reference, candidate) pair file.
 #[derive(Args)]

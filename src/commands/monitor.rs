@@ -22,7 +22,7 @@ pub struct MonitorArgs {
     calibrator: PathBuf,
     /// New items with the measure and a label, in arrival order (CSV or JSONL).
     input: PathBuf,
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     /// Column holding the measure; must be the calibrator's measure (the default).
     #[arg(long)]

@@ -26,7 +26,7 @@ pub struct RetrieveArgs {
     /// Retrieval: rank-bm25 reproduces the summarization seed's rank_bm25 BM25Okapi
     /// exactly (code split on single spaces, in memory); tantivy builds a persistent
     /// index with a code tokenizer, for large pools.
-    #[arg(long, value_enum, default_value_t = RetrieveMode::RankBm25)]
+    #[arg(long, value_parser = super::choice::<RetrieveMode>(), default_value_t = RetrieveMode::RankBm25)]
     mode: RetrieveMode,
     /// tantivy mode: the index directory; default under CODECAL_HOME/indexes. It is
     /// reused while the pool file is unchanged and rebuilt when it changes.
@@ -36,13 +36,13 @@ pub struct RetrieveArgs {
     #[arg(long, default_value_t = 3)]
     k: usize,
     /// Besides the query itself, also exclude its repository's records (same-repo).
-    #[arg(long, value_enum, default_value_t = Exclude::SelfOnly)]
+    #[arg(long, value_parser = super::choice::<Exclude>(), default_value_t = Exclude::SelfOnly)]
     exclude: Exclude,
     /// Prompt template file with [exemplar] and [query] blocks; default: the seed's.
     #[arg(long)]
     template: Option<PathBuf>,
     /// Prompt for a completion endpoint (one string) or a chat one (messages).
-    #[arg(long, value_enum, default_value_t = PromptStyle::Completion)]
+    #[arg(long, value_parser = super::choice::<PromptStyle>(), default_value_t = PromptStyle::Completion)]
     prompt_style: PromptStyle,
     /// Cut exemplar code (then query code) so the prompt stays within this many
     /// estimated tokens (characters / 4); the query is never dropped.

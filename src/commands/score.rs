@@ -18,17 +18,17 @@ pub struct ScoreArgs {
     /// Input file of pairs, one row each (CSV with a header, or JSONL).
     input: PathBuf,
     /// Input format; by default taken from the extension (.csv, .jsonl).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     #[command(flatten)]
     columns: PairColumns,
     /// Tokenization for BLEU and ROUGE: codexglue lower-cases and splits punctuation
     /// like the CodeXGLUE evaluator; whitespace splits on whitespace only, as the
     /// Haque et al. metric columns were computed.
-    #[arg(long = "tokenize", value_enum, default_value_t = Tokenization::Codexglue)]
+    #[arg(long = "tokenize", value_parser = super::choice::<Tokenization>(), default_value_t = Tokenization::Codexglue)]
     tokenization: Tokenization,
     /// Where the embedding model runs: auto, cpu or cuda.
-    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    #[arg(long, value_parser = super::choice::<Device>(), default_value_t = Device::Auto)]
     device: Device,
     /// Texts per inference batch (texts are sorted by length first; 1 to 4096).
     #[arg(long, default_value_t = 32, value_parser = super::count_in(1..=4096))]

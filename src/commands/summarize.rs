@@ -20,7 +20,7 @@ pub struct SummarizeArgs {
     /// The source tree (or one file's directory) whose functions to summarise.
     path: PathBuf,
     /// The functions' language.
-    #[arg(long, value_enum, default_value_t = Language::Python)]
+    #[arg(long, value_parser = super::choice::<Language>(), default_value_t = Language::Python)]
     language: Language,
     /// A calibrator from `codecal calibrate --save` or `codecal run`; default
     /// the embedded default run's, in runs/default/calibrators/.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use codecal::models::ModelHome;
 use codecal::report;
@@ -22,7 +22,7 @@ pub struct ThresholdsArgs {
     #[arg(long)]
     ratings: PathBuf,
     /// Input format; by default taken from the extension (.csv, .jsonl).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::choice::<Format>())]
     format: Option<Format>,
     /// Generic layout only (rows with the same id pool their ratings).
     #[command(flatten)]
@@ -38,7 +38,7 @@ pub struct ThresholdsArgs {
     scale_max: f64,
     /// Which ratings decide the label: baseline-mean (ratings of the candidate, as the
     /// summarization seed) or all-mean (every rating of the item).
-    #[arg(long, value_enum, default_value_t = LabelRule::BaselineMean)]
+    #[arg(long, value_parser = super::choice::<LabelRule>(), default_value_t = LabelRule::BaselineMean)]
     label_rule: LabelRule,
     /// An item is positive when the mean rating is at least this (3 = "agree" on Haque's 1-4 scale).
     #[arg(long, default_value_t = 3.0)]
@@ -56,7 +56,7 @@ pub struct ThresholdsArgs {
     #[arg(long)]
     no_model: bool,
     /// Tokenization for BLEU and ROUGE on the texts (whitespace for Haque's tokenized texts).
-    #[arg(long = "tokenize", value_enum, default_value_t = Tokenization::Codexglue)]
+    #[arg(long = "tokenize", value_parser = super::choice::<Tokenization>(), default_value_t = Tokenization::Codexglue)]
     tokenization: Tokenization,
     /// Report and write only these metrics (repeatable); default all.
     #[arg(long)]
@@ -151,10 +151,7 @@ fn write_thresholds_dir(
     let provenance = report::Provenance {
         command: command_line(),
         ratings: args.ratings.display().to_string(),
-        label_rule: args
-            .label_rule
-            .to_possible_value()
-            .map_or(String::new(), |v| v.get_name().to_owned()),
+        label_rule: args.label_rule.to_string(),
         cutoff: args.cutoff,
         search: args
             .grid

@@ -15,22 +15,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::generate::row::ReflectiveReading;
 use regex::Regex;
-use serde_json::{Value, json};
 
 use crate::generate::{Params, Token};
 use crate::prompt::{Message, Prompt};
 
 /// A reflective measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Measure {
     /// Seed 000's "Ask True/False": P(True) from the first two tokens' top log-probs.
     AskTrue,
     /// Verbalized 1-4 similarity (Haque et al.'s scale), zero-shot; confidence (r-1)/3.
-    #[value(name = "verbalized-1-4")]
     Verbalized14,
     /// The same with rated examples in the prompt.
-    #[value(name = "verbalized-1-4-fewshot")]
     Verbalized14Fewshot,
     /// Seed 000's verbalized probability, asked as a follow-up.
     VerbalizedProbability,
@@ -41,6 +39,8 @@ pub enum Measure {
     /// "Open the Oyster" reflective: a fresh context judges the answer.
     OysterReflective,
 }
+
+crate::choices!(Measure { AskTrue => "ask-true", Verbalized14 => "verbalized-1-4", Verbalized14Fewshot => "verbalized-1-4-fewshot", VerbalizedProbability => "verbalized-probability", OysterIntrinsic => "oyster-intrinsic", OysterReassess => "oyster-reassess", OysterReflective => "oyster-reflective" });
 
 /// Whether a template continues the conversation or starts a new one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,15 +62,7 @@ impl Measure {
 
     /// The template's file name without `.txt`, and the measure's output name.
     pub fn name(self) -> &'static str {
-        match self {
-            Measure::AskTrue => "ask-true",
-            Measure::Verbalized14 => "verbalized-1-4",
-            Measure::Verbalized14Fewshot => "verbalized-1-4-fewshot",
-            Measure::VerbalizedProbability => "verbalized-probability",
-            Measure::OysterIntrinsic => "oyster-intrinsic",
-            Measure::OysterReassess => "oyster-reassess",
-            Measure::OysterReflective => "oyster-reflective",
-        }
+        crate::choice::Choice::choice_name(self)
     }
 
     fn builtin_template(self, wording: Wording) -> &'static str {
@@ -306,31 +298,32 @@ impl Inquiry {
     }
 
     /// Reads the reply to [`Inquiry::question`]. `Some` is the measure's
-    /// result as JSON: `confidence` (in [0, 1], or null when the reply had
-    /// none), `reply`, `template_sha256`, and the measure's own fields.
+    /// reading: `confidence` (in [0, 1], or none when the reply had none),
+    /// the reply, the template's hash, and the measure's own fields.
     /// `None`: the reply held no answer, and the question has changed to a
     /// retry that must be asked.
-    pub fn read(&mut self, reply: &str, tokens: &[Token]) -> Option<Value> {
-        let mut out = json!({
-            "reply": reply,
-            "template_sha256": self.template_sha256,
-            "reply_tokens": tokens.len(),
-        });
+    pub fn read(&mut self, reply: &str, tokens: &[Token]) -> Option<ReflectiveReading> {
+        let mut out = ReflectiveReading {
+            reply: reply.to_owned(),
+            template_sha256: self.template_sha256.clone(),
+            reply_tokens: Some(tokens.len()),
+            ..ReflectiveReading::default()
+        };
         match self.measure {
             Measure::AskTrue => {
                 let (p_true, normalized) = p_true(tokens);
-                out["confidence"] = json!(p_true);
-                out["p_true_normalized"] = json!(normalized);
+                out.confidence = Some(p_true).filter(|p| p.is_finite());
+                out.p_true_normalized = Some(normalized).filter(|p| p.is_finite());
             }
             Measure::Verbalized14 | Measure::Verbalized14Fewshot => {
                 let rating = parse_rating(reply);
-                out["rating"] = json!(rating);
-                out["confidence"] = json!(rating.map(|r| f64::from(r - 1) / 3.0));
+                out.rating = rating;
+                out.confidence = rating.map(|r| f64::from(r - 1) / 3.0);
             }
             Measure::OysterIntrinsic => {
                 let (answer, confidence) = split_intrinsic(reply);
-                out["answer"] = json!(answer);
-                out["confidence"] = json!(confidence);
+                out.answer = Some(answer);
+                out.confidence = confidence;
             }
             Measure::VerbalizedProbability
             | Measure::OysterReassess
@@ -346,9 +339,9 @@ impl Inquiry {
                     self.attempts += 1;
                     return None;
                 }
-                out["attempts"] = json!(self.attempts);
-                out["fallback"] = json!(value.is_none());
-                out["confidence"] = json!(value.unwrap_or(0.5));
+                out.attempts = Some(self.attempts);
+                out.fallback = Some(value.is_none());
+                out.confidence = Some(value.unwrap_or(0.5));
             }
         }
         Some(out)

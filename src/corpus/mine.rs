@@ -17,11 +17,13 @@ use tree_sitter::{Node, Parser};
 use super::{CorpusError, ReadReport, Record};
 
 /// The languages the miner parses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Language {
     Python,
     Java,
 }
+
+crate::choices!(Language { Python => "python", Java => "java" });
 
 impl Language {
     fn extension(self) -> &'static str {

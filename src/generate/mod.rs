@@ -16,6 +16,7 @@ pub mod local;
 mod logprobs;
 pub mod openai;
 pub mod pool;
+pub mod row;
 pub mod stage;
 
 use serde::{Deserialize, Serialize};

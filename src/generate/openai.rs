@@ -45,7 +45,7 @@ pub struct OpenAiConfig {
     pub require_logprobs: bool,
     /// Server-specific fields merged into every request, e.g. llama.cpp's
     /// `{"repeat_penalty": 1.0}`; none may be one codecal sets itself.
-    pub extra_body: Map<String, Value>,
+    pub extra_body: ExtraBody,
 }
 
 impl OpenAiConfig {
@@ -81,6 +81,10 @@ const RESERVED_FIELDS: &[&str] = &[
     "stream",
     "echo",
 ];
+
+/// Fields merged into every request body, as given (`extra` in a
+/// `[[backends]]` entry, `--extra-body`): any JSON the server takes.
+pub type ExtraBody = Map<String, Value>;
 
 /// An extra request body codecal can merge: none of the fields it sets itself.
 pub fn check_extra_body(extra: &Map<String, Value>) -> Result<(), OpenAiConfigError> {

@@ -4,12 +4,13 @@
 //! main one (for confidence from agreement). `codecal generate` and the
 //! pipeline both use it; writing the rows is the caller's job.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 use super::batch::{
     Answer, AskError, BatchError, PromptRow, answer_all, ask, parallel_map, row_params,
 };
 use super::cache::Cache;
+use super::row::{GenerationRow, ReflectiveReading, SampleAnswer};
 use super::{Backend, Params};
 use crate::confidence::reflective::{Inquiry, Measure, ReflectiveError, Subject, Templates};
 use crate::confidence::token_measures;
@@ -43,18 +44,18 @@ pub fn sample_params(params: &Params, row: &PromptRow, index: usize, temperature
 
 /// What a row keeps of each sampled answer: enough to judge it and weigh
 /// it, not its alternatives at every position.
-fn sample_value(params: &Params, answer: &Answer) -> Value {
+fn sample_answer(params: &Params, answer: &Answer) -> SampleAnswer {
     let tokens = &answer.generation.tokens;
     let mean_logprob = (!tokens.is_empty())
         .then(|| tokens.iter().map(|t| t.logprob).sum::<f64>() / tokens.len() as f64);
-    json!({
-        "seed": params.seed,
-        "text": answer.generation.text,
-        "mean_logprob": mean_logprob,
-        "completion_tokens": answer.generation.completion_tokens.or(Some(tokens.len())),
-        "seconds": answer.seconds,
-        "cached": answer.cached,
-    })
+    SampleAnswer {
+        seed: params.seed,
+        text: answer.generation.text.clone(),
+        mean_logprob,
+        completion_tokens: answer.generation.completion_tokens.or(Some(tokens.len())),
+        seconds: Some(answer.seconds),
+        cached: Some(answer.cached),
+    }
 }
 
 /// Every row's main answer and sampled answers. A prompt's answers are
@@ -66,7 +67,7 @@ fn answer_and_sample_all(
     rows: &[PromptRow],
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
-) -> Result<(Vec<Answer>, Vec<Vec<Value>>), StageError> {
+) -> Result<(Vec<Answer>, Vec<Vec<SampleAnswer>>), StageError> {
     let work: Vec<(usize, Option<usize>)> = (0..rows.len())
         .flat_map(|row| {
             std::iter::once((row, None)).chain((0..options.samples).map(move |s| (row, Some(s))))
@@ -96,7 +97,7 @@ fn answer_and_sample_all(
     for (&(row, sample), (params, answer)) in work.iter().zip(answers) {
         match sample {
             None => main.push(answer),
-            Some(_) => by_row[row].push(sample_value(&params, &answer)),
+            Some(_) => by_row[row].push(sample_answer(&params, &answer)),
         }
     }
     Ok((main, by_row))
@@ -128,7 +129,7 @@ pub fn run(
     rows: &[PromptRow],
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
-) -> Result<Vec<Value>, StageError> {
+) -> Result<Vec<GenerationRow>, StageError> {
     let (answers, samples) = if options.samples > 0 {
         answer_and_sample_all(backend, cache, rows, options, on_progress)?
     } else {
@@ -137,7 +138,7 @@ pub fn run(
     };
     let pairs: Vec<(&PromptRow, &Answer)> = rows.iter().zip(&answers).collect();
     let reflective = if options.reflective.is_empty() {
-        vec![Map::new(); rows.len()]
+        vec![BTreeMap::new(); rows.len()]
     } else {
         parallel_map(backend.concurrency(), &pairs, |(row, answer)| {
             let measured = reflective_for(backend, cache, row, answer, options);
@@ -151,42 +152,28 @@ pub fn run(
         .iter()
         .zip(reflective)
         .map(|((row, answer), reflective)| {
-            let confidence: Map<String, Value> =
-                token_measures(&answer.generation.tokens, options.first_k)
+            let generation = &answer.generation;
+            GenerationRow {
+                id: row.id.clone(),
+                backend: id.kind.clone(),
+                model: id.model.clone(),
+                model_sha256: id.model_sha256.clone(),
+                text: generation.text.clone(),
+                confidence: token_measures(&generation.tokens, options.first_k)
                     .into_iter()
-                    .map(|(name, value)| (name, json!(value)))
-                    .collect();
-            let mut out = json!({
-                "id": row.id,
-                "backend": id.kind,
-                "model": id.model,
-                "text": answer.generation.text,
-                "confidence": confidence,
-                "reflective": reflective,
-                "tokens": answer.generation.tokens,
-                "prompt_tokens": answer.generation.prompt_tokens,
-                "completion_tokens": answer.generation.completion_tokens,
-                "finish_reason": answer.generation.finish_reason,
-                "seconds": answer.seconds,
-                "cached": answer.cached,
-            });
-            if !id.model_sha256.is_empty() {
-                out["model_sha256"] = json!(id.model_sha256);
+                    .collect(),
+                reflective,
+                tokens: generation.tokens.clone(),
+                prompt_tokens: generation.prompt_tokens,
+                completion_tokens: generation.completion_tokens,
+                finish_reason: generation.finish_reason.clone(),
+                seconds: Some(answer.seconds),
+                cached: Some(answer.cached),
+                token_text_mismatch: !tokens_join_to_text(generation),
+                samples: samples.next(),
+                sample_tokens: None,
+                item: GenerationRow::item_fields(&row.fields),
             }
-            if !tokens_join_to_text(&answer.generation) {
-                out["token_text_mismatch"] = json!(true);
-            }
-            if let Some(samples) = samples.next() {
-                out["samples"] = json!(samples);
-            }
-            for (key, value) in &row.fields {
-                // `out` is the json! object literal built just above.
-                out.as_object_mut()
-                    .expect("a JSON object")
-                    .entry(key.clone())
-                    .or_insert_with(|| value.clone());
-            }
-            out
         })
         .collect())
 }
@@ -211,15 +198,15 @@ fn reflective_for(
     row: &PromptRow,
     answer: &Answer,
     options: &StageOptions,
-) -> Result<Map<String, Value>, StageError> {
-    let code = row.fields.get("code").and_then(Value::as_str);
+) -> Result<BTreeMap<String, ReflectiveReading>, StageError> {
+    let code = row.fields.get("code").and_then(serde_json::Value::as_str);
     let mut measures = options.reflective.clone();
     // Intrinsic before reassess: "Open the Oyster"'s reassess turn follows
     // up the intrinsic conversation.
     measures.sort();
     measures.dedup();
     let mut intrinsic_turn: Option<(Prompt, String)> = None;
-    let mut out = Map::new();
+    let mut out = BTreeMap::new();
     for measure in measures {
         // "Open the Oyster" (seed 003 §3, step 1): one answer per question,
         // the intrinsic reply's, which reassess follows up in its
@@ -246,7 +233,7 @@ fn reflective_for(
                     Some(_) => Measure::OysterIntrinsic.name(),
                     None => "answer",
                 };
-                result["follows"] = json!(follows);
+                result.follows = Some(follows.to_owned());
             }
             _ => {}
         }
@@ -264,7 +251,7 @@ fn ask_measure(
     id: &str,
     subject: &Subject,
     options: &StageOptions,
-) -> Result<(Value, (Prompt, String)), StageError> {
+) -> Result<(ReflectiveReading, (Prompt, String)), StageError> {
     let mut inquiry = Inquiry::start(measure, options.templates, subject, &options.params)
         .map_err(|source| StageError::Reflective {
             id: id.to_owned(),

@@ -4,9 +4,38 @@
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
 use super::PipelineError;
+
+/// What is wrong with a file of the run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum ArtifactError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("cannot remove: {0}")]
+    Remove(std::io::Error),
+    #[error("line {line}: {source}")]
+    Line {
+        line: usize,
+        source: serde_json::Error,
+    },
+    /// A line of a file written alongside another is not for the same item.
+    #[error("line {line} is for {found} where {expected} was expected")]
+    OutOfStep {
+        line: usize,
+        found: String,
+        expected: String,
+    },
+    #[error("a row of {cells} cells under a header of {header} ({first:?})")]
+    RowWidth {
+        cells: usize,
+        header: usize,
+        first: String,
+    },
+    #[error(transparent)]
+    Records(#[from] crate::corpus::CorpusError),
+}
 
 /// Why a stage failed: a typed error of the library it called (kept as the
 /// source), or a sentence of the flow's own.
@@ -30,25 +59,32 @@ pub(crate) fn stage_error(e: impl Into<StageCause>) -> PipelineError {
     failed("calibrate", e)
 }
 
-pub(crate) fn read_jsonl(path: &Path) -> Result<Vec<Value>, PipelineError> {
-    let error = |message: String| PipelineError::Artifact {
+/// Each line of a JSONL file, typed: a generation row, a verdict, a
+/// problem. A line that does not read names its number.
+pub(crate) fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, PipelineError> {
+    let error = |source: ArtifactError| PipelineError::Artifact {
         path: path.to_owned(),
-        message,
+        source,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| error(e.into()))?;
     text.lines()
         .enumerate()
         .map(|(i, line)| {
-            serde_json::from_str(line).map_err(|e| error(format!("line {}: {e}", i + 1)))
+            serde_json::from_str(line).map_err(|source| {
+                error(ArtifactError::Line {
+                    line: i + 1,
+                    source,
+                })
+            })
         })
         .collect()
 }
 
-pub(crate) fn text_field(row: &Value, key: &str) -> String {
-    row.get(key)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned()
+/// Rows as JSON lines.
+pub(crate) fn to_jsonl<T: serde::Serialize>(rows: &[T]) -> String {
+    rows.iter()
+        .map(|row| serde_json::to_string(row).unwrap_or_default() + "\n")
+        .collect()
 }
 
 #[cfg(test)]

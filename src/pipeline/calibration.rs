@@ -20,6 +20,7 @@ use crate::calibrate::{
     CutoffParams, Provenance,
 };
 use crate::digest::sha256_hex;
+use crate::generate::row::GenerationRow;
 use crate::report::run::ReportTable;
 use crate::report::table::{header, with_ci};
 
@@ -124,20 +125,17 @@ impl CellFiles<'_> {
 /// the rows name them, the prompt recipe's hash and the decoding parameters.
 pub(crate) fn generator(
     config: &RunConfig,
-    rows: &[serde_json::Value],
+    rows: &[GenerationRow],
     prompt_template: &str,
 ) -> Result<Generator, PipelineError> {
-    let field = |key: &str| {
-        rows.first()
-            .and_then(|r| r[key].as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let first = rows.first();
     let params = generation_params(config)?;
     Ok(Generator {
-        backend: field("backend"),
-        model: field("model"),
-        model_sha256: Some(field("model_sha256")).filter(|s| !s.is_empty()),
+        backend: first.map(|r| r.backend.clone()).unwrap_or_default(),
+        model: first.map(|r| r.model.clone()).unwrap_or_default(),
+        model_sha256: first
+            .map(|r| r.model_sha256.clone())
+            .filter(|s| !s.is_empty()),
         prompt_template_sha256: sha256_hex(prompt_template.as_bytes()),
         decoding: serde_json::to_value(&params).unwrap_or_default(),
     })

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
+use crate::choice::{Choice, parse_choice};
 use serde::{Deserialize, Serialize};
 
 use crate::calibrate::multical::MulticalibrationParams;
@@ -237,7 +237,7 @@ pub struct BackendConfig {
     /// Server-specific fields merged into every request (`openai`), e.g.
     /// `extra = { repeat_penalty = 1.0 }` for llama.cpp's server.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub extra: crate::generate::openai::ExtraBody,
     /// `openai`: entries with the same pool name (and model) are one
     /// backend spread over their endpoints (`generate::pool`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -442,21 +442,9 @@ pub(super) fn key_error(key: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
-/// Parses a value of a clap enum, naming the key and the accepted values.
-pub fn enum_value<T: ValueEnum>(key: &str, value: &str) -> Result<T, ConfigError> {
-    T::from_str(value, true).map_err(|_| {
-        let names: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_owned()))
-            .collect();
-        key_error(
-            key,
-            format!(
-                "unknown value {value:?} (expected one of: {})",
-                names.join(", ")
-            ),
-        )
-    })
+/// Reads a choice's value, naming the key and the accepted values.
+pub fn enum_value<T: Choice>(key: &str, value: &str) -> Result<T, ConfigError> {
+    parse_choice(value).map_err(|e| key_error(key, e.to_string()))
 }
 
 impl RunConfig {

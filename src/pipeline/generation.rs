@@ -5,13 +5,14 @@
 //! writes its own `prompts.jsonl`) nor how answers are judged.
 
 use super::PipelineError;
-use super::artifacts::{failed, section};
+use super::artifacts::{failed, section, to_jsonl};
 use super::config::{BackendConfig, ConfigError, RunConfig, enum_value, key_error};
 use super::{Books, Progress};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, Templates, Wording};
 use crate::generate::batch::read_prompts;
 use crate::generate::cache::Cache;
+use crate::generate::row::GenerationRow;
 use crate::generate::stage::StageOptions;
 use crate::generate::{Backend, Params};
 use crate::models::ModelHome;
@@ -49,13 +50,23 @@ pub(crate) fn generators(config: &RunConfig) -> Vec<Generator<'_>> {
 /// concurrency, timeouts, pool), so that a pooled or moved server reuses
 /// the stage.
 fn answer_section(backend: &BackendConfig) -> String {
-    section(&serde_json::json!({
-        "kind": backend.kind,
-        "model": backend.model,
-        "lm_weights": backend.lm_weights,
-        "require_logprobs": backend.require_logprobs,
-        "extra": backend.extra,
-    }))
+    // Its fields in name order: the order the stage's input hash was
+    // first taken in.
+    #[derive(serde::Serialize)]
+    struct AnswerSection<'a> {
+        extra: &'a crate::generate::openai::ExtraBody,
+        kind: &'a str,
+        lm_weights: &'a Option<String>,
+        model: &'a Option<String>,
+        require_logprobs: bool,
+    }
+    section(&AnswerSection {
+        extra: &backend.extra,
+        kind: &backend.kind,
+        lm_weights: &backend.lm_weights,
+        model: &backend.model,
+        require_logprobs: backend.require_logprobs,
+    })
 }
 
 /// Entries that answer alike must be one pool, and a pool one model with
@@ -213,7 +224,7 @@ pub(crate) fn generations(
                 })
                 .map_err(|e| failed("generate", e))?;
             let record = served_record(&mut rows, backend.as_ref(), start.elapsed());
-            let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
+            let text = to_jsonl(&rows);
             create_dir(&dir.join("generations"))?;
             write_atomic(&dir.join(&output), text.as_bytes())?;
             let record = serde_json::to_string_pretty(&record).unwrap_or_default() + "\n";
@@ -228,35 +239,38 @@ pub(crate) fn generations(
 /// function of the prompts and the model alone, and returns it summed, with
 /// each endpoint's record where the generator is a pool.
 fn served_record(
-    rows: &mut [serde_json::Value],
+    rows: &mut [GenerationRow],
     backend: &dyn Backend,
     elapsed: std::time::Duration,
-) -> serde_json::Value {
-    let (mut answers, mut from_cache, mut backend_seconds) = (0usize, 0usize, 0.0);
-    let mut take = |value: &mut serde_json::Value| {
-        let Some(object) = value.as_object_mut() else {
-            return;
-        };
-        answers += 1;
-        from_cache += usize::from(object.remove("cached") == Some(serde_json::Value::Bool(true)));
-        backend_seconds += object
-            .remove("seconds")
-            .and_then(|s| s.as_f64())
-            .unwrap_or(0.0);
+) -> ServedRecord {
+    let mut record = ServedRecord {
+        stage_seconds: elapsed.as_secs_f64(),
+        endpoints: backend.endpoint_records(),
+        ..ServedRecord::default()
+    };
+    let mut take = |seconds: &mut Option<f64>, cached: &mut Option<bool>| {
+        record.answers += 1;
+        record.from_cache += usize::from(cached.take() == Some(true));
+        record.backend_seconds += seconds.take().unwrap_or(0.0);
     };
     for row in rows.iter_mut() {
-        take(row);
-        for sample in row["samples"].as_array_mut().into_iter().flatten() {
-            take(sample);
+        take(&mut row.seconds, &mut row.cached);
+        for sample in row.samples.iter_mut().flatten() {
+            take(&mut sample.seconds, &mut sample.cached);
         }
     }
-    serde_json::json!({
-        "answers": answers,
-        "from_cache": from_cache,
-        "backend_seconds": backend_seconds,
-        "stage_seconds": elapsed.as_secs_f64(),
-        "endpoints": backend.endpoint_records(),
-    })
+    record
+}
+
+/// What serving a generator's answers took, summed over its answers and
+/// samples: `generations/<label>.served.json`.
+#[derive(Default, serde::Serialize)]
+struct ServedRecord {
+    answers: usize,
+    from_cache: usize,
+    backend_seconds: f64,
+    stage_seconds: f64,
+    endpoints: Vec<crate::generate::pool::EndpointRecord>,
 }
 
 /// Why a `[[backends]]` entry could not be opened; each keeps its source.

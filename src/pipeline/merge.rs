@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::config::RunConfig;
 use super::shard::{SHARD_FILE, ShardRecord, config_hash, owner, prompt_ids};
-use super::{Existing, Manifest, Mode, PipelineError, Progress, RunSummary, read_manifest};
+use super::{Existing, Manifest, Mode, PipelineError, Progress, RunSummary};
 use crate::artifact::{create_dir, write_atomic};
+use crate::manifest::{gather_json, json_line_id, read_manifest};
 
 /// Why shards cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -84,11 +85,10 @@ pub fn merge(
             path: first.dir.join("manifest.json"),
             message: "missing or not a run manifest".to_owned(),
         })?;
-    let mut config: RunConfig =
-        serde_json::from_value(manifest.config.clone()).map_err(|e| MergeError::Unreadable {
-            path: first.dir.join("manifest.json"),
-            message: format!("its config: {e}"),
-        })?;
+    let mut config: RunConfig = manifest.config().map_err(|e| MergeError::Unreadable {
+        path: first.dir.join("manifest.json"),
+        message: format!("its config: {e}"),
+    })?;
     config.runs_dir = out.parent().map(Path::to_path_buf).unwrap_or_default();
     config.name = out
         .file_name()
@@ -239,18 +239,16 @@ fn interleave(
     file: &str,
 ) -> Result<Vec<u8>, MergeError> {
     if file.ends_with(".json") {
-        let mut records = Vec::with_capacity(pieces.len());
+        let mut documents = Vec::with_capacity(pieces.len());
         for piece in pieces {
-            let bytes = read(&piece.dir.join(file))?;
-            let value: serde_json::Value =
-                serde_json::from_slice(&bytes).map_err(|e| MergeError::Unreadable {
-                    path: piece.dir.join(file),
-                    message: e.to_string(),
-                })?;
-            records.push(serde_json::json!({"shard": piece.record.shard, "record": value}));
+            documents.push((piece.record.shard, read(&piece.dir.join(file))?));
         }
-        let text = serde_json::to_string_pretty(&serde_json::json!({ "shards": records }));
-        return Ok((text.unwrap_or_default() + "\n").into_bytes());
+        return gather_json(&documents)
+            .map(String::into_bytes)
+            .map_err(|(i, e)| MergeError::Unreadable {
+                path: pieces[i].dir.join(file),
+                message: e.to_string(),
+            });
     }
     let csv = file.ends_with(".csv");
     let mut header: Option<String> = None;
@@ -363,8 +361,7 @@ fn item_error(piece: &Piece, file: &str, problem: String) -> MergeError {
 /// The item id of a JSONL row (its `id`) or a CSV row (its first field).
 fn row_id(line: &str, csv: bool) -> String {
     if !csv {
-        let value: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-        return value["id"].as_str().unwrap_or_default().to_owned();
+        return json_line_id(line);
     }
     match line.strip_prefix('"') {
         // A quoted field: up to the quote not doubled.

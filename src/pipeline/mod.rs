@@ -29,13 +29,13 @@ mod summarize;
 mod tables;
 mod tasks;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::artifact::{WriteError, create_dir, write_atomic};
+use crate::manifest::read_manifest;
+pub use crate::manifest::{Manifest, StageRecord};
+pub use artifacts::ArtifactError;
 pub use config::{BackendConfig, ConfigError, MAX_PARALLEL, MAX_SAMPLES, RunConfig};
 pub use generation::{OpenBackendError, open_backend, open_backends};
 pub use merge::{MergeError, merge};
@@ -85,8 +85,11 @@ pub enum PipelineError {
     Exists(PathBuf),
     #[error(transparent)]
     Write(#[from] WriteError),
-    #[error("{path}: {message}")]
-    Artifact { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Artifact {
+        path: PathBuf,
+        source: artifacts::ArtifactError,
+    },
     /// A stage failed; `source` is the library's typed error where there is one.
     #[error("stage {stage}: {source}")]
     Stage {
@@ -95,28 +98,6 @@ pub enum PipelineError {
     },
     #[error(transparent)]
     Merge(#[from] MergeError),
-}
-
-/// One stage's entry in the manifest.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StageRecord {
-    pub input_hash: String,
-    pub outputs: Vec<String>,
-    pub seconds: f64,
-    /// Its outputs hold a row per item (a shard's share of the items when
-    /// the run is a shard), so a merge interleaves them.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub per_item: bool,
-}
-
-/// `manifest.json`: what made this run directory.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub codecal_version: String,
-    pub config: serde_json::Value,
-    /// sha256 of each model file, by name.
-    pub models: BTreeMap<String, String>,
-    pub stages: BTreeMap<String, StageRecord>,
 }
 
 /// Per-stage wall time of a finished run.
@@ -204,7 +185,7 @@ pub(crate) fn run_in(
         (true, Existing::Fresh) => {
             std::fs::remove_dir_all(&dir).map_err(|e| PipelineError::Artifact {
                 path: dir.clone(),
-                message: format!("cannot remove: {e}"),
+                source: artifacts::ArtifactError::Remove(e),
             })?
         }
         _ => {}
@@ -223,53 +204,20 @@ pub(crate) fn run_in(
         adopt: mode == Mode::Adopt,
     };
     books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
-    books.manifest.config = serde_json::to_value(config).unwrap_or_default();
+    books.manifest.set_config(config);
     match config.task()? {
         crate::task::TaskKind::Summarize => summarize::run(config, &mut books)?,
         _ => tasks::run(config, &mut books)?,
     }
     // The models are installed on first use, during the stages, so their
     // hashes are known only now.
-    books.manifest.models = model_hashes();
+    books.manifest.models = crate::models::installed_hashes();
     books.save_manifest()?;
     Ok(RunSummary {
         report: dir.join("report.md"),
         dir,
         stages: books.times,
     })
-}
-
-/// The sha256 of every installed model file, and of the CUDA runtime's
-/// libraries where it is installed, from the set-up's MANIFEST.json files.
-fn model_hashes() -> BTreeMap<String, String> {
-    let mut hashes = BTreeMap::new();
-    let Ok(home) = crate::models::ModelHome::from_env() else {
-        return hashes;
-    };
-    if let Ok(dirs) = std::fs::read_dir(home.root().join("models")) {
-        for dir in dirs.flatten() {
-            let prefix = dir.file_name().to_string_lossy().into_owned();
-            add_manifest_hashes(&mut hashes, &dir.path(), &prefix);
-        }
-    }
-    let cuda = home.root().join("onnxruntime/cuda");
-    add_manifest_hashes(&mut hashes, &cuda, "onnxruntime-cuda");
-    hashes
-}
-
-/// The `sha256` map of `dir`'s MANIFEST.json, each file named `prefix/file`.
-fn add_manifest_hashes(hashes: &mut BTreeMap<String, String>, dir: &Path, prefix: &str) {
-    let manifest = std::fs::read_to_string(dir.join("MANIFEST.json")).ok();
-    let value: Option<serde_json::Value> = manifest.and_then(|t| serde_json::from_str(&t).ok());
-    let files = value.as_ref().and_then(|v| v["sha256"].as_object());
-    for (file, hash) in files.into_iter().flatten() {
-        let hash = hash.as_str().unwrap_or_default().to_owned();
-        hashes.insert(format!("{prefix}/{file}"), hash);
-    }
-}
-
-fn read_manifest(path: &Path) -> Option<Manifest> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// The run directory's bookkeeping: which stages ran on which inputs.
@@ -362,8 +310,10 @@ impl Books<'_> {
 
     /// Writes `manifest.json` whole (temporary file, then rename).
     fn save_manifest(&self) -> Result<(), PipelineError> {
-        let text = serde_json::to_string_pretty(&self.manifest).unwrap_or_default();
-        write_atomic(&self.dir.join("manifest.json"), text.as_bytes())?;
+        write_atomic(
+            &self.dir.join("manifest.json"),
+            self.manifest.to_json().as_bytes(),
+        )?;
         Ok(())
     }
 
@@ -391,7 +341,7 @@ impl Books<'_> {
 pub(crate) fn file_sha256(path: &Path) -> Result<String, PipelineError> {
     let bytes = std::fs::read(path).map_err(|e| PipelineError::Artifact {
         path: path.to_owned(),
-        message: e.to_string(),
+        source: e.into(),
     })?;
     Ok(crate::digest::sha256_hex(&bytes))
 }

@@ -10,10 +10,8 @@
 //! Not here: how groups are formed from them or corrected
 //! (`calibrate::multical`).
 
-use serde_json::Value;
-
 use super::PipelineError;
-use super::artifacts::{failed, text_field};
+use super::artifacts::failed;
 use super::calibration::CellRow;
 use super::config::RunConfig;
 use super::embedding::sentence_embeddings;
@@ -21,9 +19,11 @@ use crate::calibrate::multical::diagnostics::WithInterval;
 use crate::calibrate::multical::kmeans::kmeans;
 use crate::calibrate::multical::{FeatureColumn, FeatureValues};
 use crate::corpus::code_metrics::{CodeMetrics, code_metrics};
+use crate::generate::row::GenerationRow;
 use crate::models::ModelHome;
 use crate::report::run::ReportTable;
 use crate::report::table::{header, value_with_interval};
+use crate::task::VerdictRow;
 
 fn metrics(item: &ItemFacts) -> CodeMetrics {
     code_metrics(item.code, item.language).unwrap_or_default()
@@ -112,8 +112,8 @@ pub(crate) fn feature_columns<'a>(names: &[String], items: &[ItemFacts<'a>]) -> 
 /// The group features `names` of every item, for multicalibration.
 pub(crate) fn task_features(
     config: &RunConfig,
-    generations: &[Value],
-    verdicts: &[Value],
+    generations: &[GenerationRow],
+    verdicts: &[VerdictRow],
 ) -> Result<Vec<FeatureColumn>, PipelineError> {
     let names = &config.calibration.group_features;
     if names.is_empty() {
@@ -125,13 +125,13 @@ pub(crate) fn task_features(
         .iter()
         .zip(verdicts)
         .map(|(generation, verdict)| {
-            let code = text_field(generation, "code");
-            let answer = text_field(verdict, "answer");
+            let code = generation.field("code").unwrap_or_default();
+            let answer = &verdict.answer;
             let (code_chars, answer_chars) = (code.chars().count(), answer.chars().count());
-            let completed = code + &answer;
+            let completed = code.to_owned() + answer;
             (
-                text_field(generation, "language"),
-                text_field(generation, "repo"),
+                generation.field("language").unwrap_or_default().to_owned(),
+                generation.field("repo").unwrap_or_default().to_owned(),
                 completed,
                 code_chars,
                 answer_chars,

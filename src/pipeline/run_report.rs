@@ -5,9 +5,11 @@
 
 use std::path::Path;
 
+use super::PipelineError;
 use super::artifacts::stage_error;
 use super::config::RunConfig;
-use super::{PipelineError, model_hashes, read_manifest};
+use crate::manifest::read_manifest;
+use crate::models::installed_hashes;
 use crate::report::run::{
     CellView, ItemView, REPORT_FORMAT, ReportTable, RunHeader, RunReport, Section, now_utc,
     write_run_report,
@@ -48,7 +50,7 @@ fn run_header(
                 .map(|(stage, record)| (format!("stage {stage}"), record.input_hash.clone())),
         );
     }
-    hashes.extend(model_hashes());
+    hashes.extend(installed_hashes());
     RunHeader {
         name: config.name.clone(),
         task: config.task.clone(),

@@ -1,37 +1,57 @@
 //! What both flows share about a generation row's sampled answers: the
-//! samples, the tokens they cost, the confidence map an agreement line
-//! carries, and putting an agreement file's confidences back into the
-//! generation rows for the calibration. Not how samples are grouped (each
-//! flow's `agreement` module) nor the measures (`confidence::agreement`).
+//! tokens they cost, the line an agreement file holds for each row, and
+//! putting an agreement file's confidences back into the generation rows
+//! for the calibration. Not how samples are grouped (each flow's
+//! `agreement` module) nor the measures (`confidence::agreement`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
 
-use super::PipelineError;
 use super::artifacts::read_jsonl;
+use super::{ArtifactError, PipelineError};
+use crate::generate::row::{GenerationRow, SampleAnswer};
 
-/// The row's sampled answers (none when it has no `samples`).
-pub(crate) fn samples_of(row: &Value) -> Vec<Value> {
-    row["samples"].as_array().cloned().unwrap_or_default()
+/// One line of `agreement/<label>.jsonl`, for one generation row: the
+/// agreement confidences, what the samples cost, and what the flow found
+/// (`detail`: clusters, behaviour keys).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct AgreementLine<D> {
+    pub id: String,
+    #[serde(flatten)]
+    pub detail: D,
+    pub sample_tokens: u64,
+    pub confidence: BTreeMap<String, Option<f64>>,
+}
+
+/// The part of an agreement line the calibration reads.
+#[derive(Deserialize)]
+struct Merged {
+    id: String,
+    #[serde(default)]
+    sample_tokens: Option<u64>,
+    #[serde(default)]
+    confidence: BTreeMap<String, Option<f64>>,
 }
 
 /// The tokens the samples generated.
-pub(crate) fn sample_tokens(samples: &[Value]) -> u64 {
+pub(crate) fn sample_tokens(samples: &[SampleAnswer]) -> u64 {
     samples
         .iter()
-        .filter_map(|s| s["completion_tokens"].as_u64())
+        .filter_map(|s| s.completion_tokens)
+        .map(|n| n as u64)
         .sum()
 }
 
-/// Named measures as a JSON object (empty where there are none).
+/// Named measures by name (empty where there are none).
 pub(crate) fn confidence_map(
     measures: Option<Vec<(&'static str, Option<f64>)>>,
-) -> Map<String, Value> {
+) -> BTreeMap<String, Option<f64>> {
     measures
         .into_iter()
         .flatten()
-        .map(|(name, value)| (name.to_owned(), json!(value)))
+        .map(|(name, value)| (name.to_owned(), value))
         .collect()
 }
 
@@ -43,30 +63,26 @@ pub(crate) fn confidence_map(
 pub(crate) fn merge_agreement(
     dir: &Path,
     label: &str,
-    generations: &mut [Value],
+    generations: &mut [GenerationRow],
 ) -> Result<(), PipelineError> {
     let path = dir.join(format!("agreement/{label}.jsonl"));
     if !path.exists() {
         return Ok(());
     }
-    let rows = read_jsonl(&path)?;
-    for (generation, row) in generations.iter_mut().zip(&rows) {
-        if generation["id"] != row["id"] {
+    let lines: Vec<Merged> = read_jsonl(&path)?;
+    for (i, (generation, line)) in generations.iter_mut().zip(lines).enumerate() {
+        if generation.id != line.id {
             return Err(PipelineError::Artifact {
                 path: path.clone(),
-                message: format!(
-                    "line for {} where {} was expected",
-                    row["id"], generation["id"]
-                ),
+                source: ArtifactError::OutOfStep {
+                    line: i + 1,
+                    found: line.id,
+                    expected: generation.id.clone(),
+                },
             });
         }
-        if let (Some(confidence), Some(measures)) = (
-            generation["confidence"].as_object_mut(),
-            row["confidence"].as_object(),
-        ) {
-            confidence.extend(measures.clone());
-        }
-        generation["sample_tokens"] = row["sample_tokens"].clone();
+        generation.confidence.extend(line.confidence);
+        generation.sample_tokens = line.sample_tokens;
     }
     Ok(())
 }

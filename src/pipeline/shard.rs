@@ -99,11 +99,13 @@ pub(crate) fn write_record(dir: &Path, record: &ShardRecord) -> Result<(), Pipel
 
 /// The ids of a run's prompts, in their order.
 pub(crate) fn prompt_ids(dir: &Path) -> Result<Vec<String>, PipelineError> {
-    let rows = super::artifacts::read_jsonl(&dir.join("prompts.jsonl"))?;
-    Ok(rows
-        .iter()
-        .map(|row| super::artifacts::text_field(row, "id"))
-        .collect())
+    /// The part of a prompt line that names it.
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+    }
+    let rows: Vec<Id> = super::artifacts::read_jsonl(&dir.join("prompts.jsonl"))?;
+    Ok(rows.into_iter().map(|row| row.id).collect())
 }
 
 #[cfg(test)]

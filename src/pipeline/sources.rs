@@ -3,11 +3,10 @@
 //! ranks (AUC), its Brier skill raw and rescaled, and what it cost in
 //! generated tokens. Not the calibration itself, nor the seeds' tables.
 
-use serde_json::Value;
-
 use crate::calibrate::CalibrationReport;
 use crate::confidence::agreement::{CODE_MEASURES, SUMMARY_MEASURES};
 use crate::confidence::reflective::Measure;
+use crate::generate::row::GenerationRow;
 use crate::report::run::ReportTable;
 use crate::report::table::{header, with_ci};
 
@@ -45,7 +44,7 @@ fn is_reflective(measure: &str) -> bool {
 /// (generation rows with any agreement merged in): the main answer's, plus
 /// the samples' for an agreement measure or the reply's for a reflective
 /// one. `None` where an item does not record its count.
-pub(crate) fn tokens_per_item(rows: &[&Value], measure: &str) -> Option<f64> {
+pub(crate) fn tokens_per_item(rows: &[&GenerationRow], measure: &str) -> Option<f64> {
     if rows.is_empty() {
         return None;
     }
@@ -54,12 +53,12 @@ pub(crate) fn tokens_per_item(rows: &[&Value], measure: &str) -> Option<f64> {
     let reply = measure.trim_end_matches("-normalized");
     let mut total = 0u64;
     for row in rows {
-        total += row["completion_tokens"].as_u64()?;
+        total += row.completion_tokens? as u64;
         if agreement {
-            total += row["sample_tokens"].as_u64()?;
+            total += row.sample_tokens?;
         }
         if reflective {
-            total += row["reflective"][reply]["reply_tokens"].as_u64()?;
+            total += row.reflective.get(reply)?.reply_tokens? as u64;
         }
     }
     Some(total as f64 / rows.len() as f64)

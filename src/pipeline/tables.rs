@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::PipelineError;
+use super::{ArtifactError, PipelineError};
 use crate::artifact::{create_dir, write_atomic};
 use crate::report::run::ReportTable;
 use crate::report::table::{grid_csv, grid_latex};
@@ -22,12 +22,11 @@ pub(crate) fn write_all(
         if let Some(row) = table.rows.iter().find(|r| r.len() != table.header.len()) {
             return Err(PipelineError::Artifact {
                 path: dir.join(format!("tables/{}.csv", table.file)),
-                message: format!(
-                    "a row of {} cells under a header of {} ({:?})",
-                    row.len(),
-                    table.header.len(),
-                    row.first()
-                ),
+                source: ArtifactError::RowWidth {
+                    cells: row.len(),
+                    header: table.header.len(),
+                    first: row.first().cloned().unwrap_or_default(),
+                },
             });
         }
         write_atomic(

@@ -81,7 +81,7 @@ impl Template {
 }
 
 /// How the prompt is sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PromptStyle {
     /// One string for a completion endpoint.
@@ -90,6 +90,8 @@ pub enum PromptStyle {
     /// Messages: each exemplar a user turn and an assistant answer, then the query.
     Chat,
 }
+
+crate::choices!(PromptStyle { Completion => "completion", Chat => "chat" });
 
 /// One chat message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

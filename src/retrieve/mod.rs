@@ -15,19 +15,21 @@ pub use bm25::{Bm25Okapi, Bm25Params};
 pub use index::{CodeIndex, IndexError, code_tokens};
 
 use crate::corpus::Record;
+use crate::generate::row::{ExemplarRef, ItemFields, PromptLine};
 use crate::prompt::{PromptStyle, Shot, Template};
 
 /// Which pool records a query may not get as exemplars, beyond itself.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Exclude {
     /// Only the query itself (a pool record with the query's id).
     #[default]
-    #[value(name = "self")]
     SelfOnly,
     /// Also every record from the query's repository.
     SameRepo,
 }
+
+crate::choices!(Exclude { SelfOnly => "self", SameRepo => "same-repo" });
 
 /// A retrieved exemplar: a pool index and its score.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,13 +100,15 @@ pub fn tantivy(
 }
 
 /// The retrieval back-ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetrieveMode {
     /// rank_bm25's BM25Okapi, bit for bit.
     RankBm25,
     /// A persistent tantivy index.
     Tantivy,
 }
+
+crate::choices!(RetrieveMode { RankBm25 => "rank-bm25", Tantivy => "tantivy" });
 
 /// What to search for each query.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,21 +199,27 @@ pub fn prompts_jsonl(
     let mut out = String::new();
     for (query, hits) in queries.iter().zip(hits) {
         let (prompt, exemplars) = prompt_for(pool, query, hits, options);
-        let listed: Vec<serde_json::Value> = exemplars
+        let listed: Vec<ExemplarRef> = exemplars
             .iter()
             .zip(hits)
-            .map(|(r, h)| serde_json::json!({ "id": r.id, "score": h.score }))
+            .map(|(r, h)| ExemplarRef {
+                id: r.id.clone(),
+                score: h.score,
+            })
             .collect();
-        let line = serde_json::json!({
-            "id": query.id,
-            "repo": query.repo,
-            "language": query.language,
-            "reference": query.reference,
-            "code": query.code,
-            "exemplars": listed,
-            "prompt": prompt,
-        });
-        out += &line.to_string();
+        let line = PromptLine {
+            id: query.id.clone(),
+            prompt,
+            item: ItemFields {
+                code: Some(query.code.clone()),
+                reference: Some(query.reference.clone()),
+                repo: Some(query.repo.clone()),
+                language: Some(query.language.clone()),
+                exemplars: Some(listed),
+                ..ItemFields::default()
+            },
+        };
+        out += &serde_json::to_string(&line).unwrap_or_default();
         out.push('\n');
     }
     out

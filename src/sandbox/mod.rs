@@ -187,16 +187,17 @@ pub enum Isolation {
 }
 
 /// Which isolations to try, for users and tests who want one in particular.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IsolationChoice {
     #[default]
     Auto,
     Bubblewrap,
     /// The `unshare` box (namespaces, private /tmp and /dev/shm, read-only
     /// system, fresh /proc); `netns` is its former name.
-    #[value(name = "unshare", alias = "netns")]
     Unshare,
 }
+
+crate::choices!(IsolationChoice { Auto => "auto", Bubblewrap => "bubblewrap", Unshare => "unshare" } aliases { Unshare => "netns" });
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

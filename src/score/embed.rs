@@ -19,7 +19,7 @@ pub struct Embedding {
 }
 
 /// Where inference runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Device {
     /// CUDA when a GPU set-up is present, else the CPU.
@@ -28,6 +28,8 @@ pub enum Device {
     Cpu,
     Cuda,
 }
+
+crate::choices!(Device { Auto => "auto", Cpu => "cpu", Cuda => "cuda" });
 
 /// How to run the embedder.
 #[derive(Clone, Debug, PartialEq)]

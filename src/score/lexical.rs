@@ -11,7 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 /// How texts are split into tokens for the lexical metrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tokenization {
     /// Lower-case and split punctuation as the CodeXGLUE code-to-text evaluator
@@ -22,6 +22,8 @@ pub enum Tokenization {
     /// computed, on texts that are already tokenized.
     Whitespace,
 }
+
+crate::choices!(Tokenization { Codexglue => "codexglue", Whitespace => "whitespace" });
 
 /// The punctuation rules of CodeXGLUE's bleu.py `normalize`, in order.
 static CODEXGLUE_RULES: LazyLock<[(Regex, &'static str); 4]> = LazyLock::new(|| {

@@ -20,7 +20,7 @@ use super::{Oracle, Problem, TaskKind};
 use crate::corpus::{CorpusError, read_text};
 
 /// The datasets codecal reads, by the names users give them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dataset {
     Humaneval,
@@ -40,6 +40,8 @@ pub enum Dataset {
     /// directory holding it), judged by codecal's own oracles.
     Turbulence,
 }
+
+crate::choices!(Dataset { Humaneval => "humaneval", Mbpp => "mbpp", MbppSanitized => "mbpp-sanitized", CruxevalOutput => "cruxeval-output", CruxevalInput => "cruxeval-input", LineCompletion => "line-completion", RevalCoverage => "reval-coverage", RevalState => "reval-state", RevalPath => "reval-path", RevalOutput => "reval-output", Turbulence => "turbulence" });
 
 impl Dataset {
     /// The dataset's problems, from its own file at `path` (for line

@@ -16,12 +16,12 @@ pub mod line_completion;
 pub mod reval;
 pub mod turbulence;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sandbox::{Ending, Execution, IsolationChoice, Limits, Sandbox, SandboxError};
 
 /// The kinds of task `codecal` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskKind {
     Summarize,
@@ -40,6 +40,8 @@ pub enum TaskKind {
     /// Turbulence: a function written to an instantiated question template.
     Turbulence,
 }
+
+crate::choices!(TaskKind { Summarize => "summarize", Synthesis => "synthesis", LineCompletion => "line-completion", CruxevalOutput => "cruxeval-output", CruxevalInput => "cruxeval-input", RevalCoverage => "reval-coverage", RevalState => "reval-state", RevalPath => "reval-path", RevalOutput => "reval-output", Turbulence => "turbulence" });
 
 /// One problem: what the model is asked, a known-good answer, and how an
 /// answer is judged.
@@ -105,7 +107,7 @@ pub enum Oracle {
 }
 
 /// Why an answer was judged as it was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     Passed,
@@ -126,8 +128,29 @@ pub enum Reason {
     Unavailable,
 }
 
+impl Reason {
+    /// The reason as verdict files and reports spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Passed => "passed",
+            Reason::FailedTest => "failed-test",
+            Reason::SyntaxError => "syntax-error",
+            Reason::Timeout => "timeout",
+            Reason::RuntimeError => "runtime-error",
+            Reason::WrongOutput => "wrong-output",
+            Reason::NoFunctionFound => "no-function-found",
+            Reason::WrongFunctionName => "wrong-function-name",
+            Reason::WrongArgumentCount => "wrong-argument-count",
+            Reason::StaticTypeError => "static-type-error",
+            Reason::ResourceExhaustion => "resource-exhaustion",
+            Reason::FuzzingFailure => "fuzzing-failure",
+            Reason::Unavailable => "unavailable",
+        }
+    }
+}
+
 /// An oracle's judgement.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub correct: bool,
     pub reason: Reason,
@@ -135,7 +158,7 @@ pub struct Verdict {
     pub detail: String,
     /// Turbulence: a digest of the answer's behaviour on the fuzz inputs,
     /// equal for rounds that behave alike.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
 }
 
@@ -379,38 +402,62 @@ pub fn sandbox_for(
     }
 }
 
-/// One line of a verdicts file: the answer judged, then the verdict's fields.
-#[derive(Serialize)]
-struct VerdictLine<'a> {
-    id: &'a str,
-    answer: &'a str,
+/// One line of a verdicts file: the answer judged, then the verdict's
+/// fields; what `codecal judge` and a task run write, and a run reads back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRow {
+    pub id: String,
+    pub answer: String,
     #[serde(flatten)]
-    verdict: &'a Verdict,
+    pub verdict: Verdict,
     /// The generated tokens [start, end) the confidence measures cover, where
     /// the answer came with tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    answer_tokens: Option<[usize; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_tokens: Option<[usize; 2]>,
+    /// "Open the Oyster": the intrinsic reply's own answer and its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intrinsic: Option<JudgedAnswer>,
+}
+
+/// An answer with its verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JudgedAnswer {
+    pub answer: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// The verdict rows of judged answers, in the answers' order.
+pub fn verdict_rows(
+    pairs: &[(&Problem, String)],
+    verdicts: &[Verdict],
+    answer_tokens: &[Option<[usize; 2]>],
+) -> Vec<VerdictRow> {
+    pairs
+        .iter()
+        .zip(verdicts)
+        .enumerate()
+        .map(|(i, ((problem, answer), verdict))| VerdictRow {
+            id: problem.id.clone(),
+            answer: answer.clone(),
+            verdict: verdict.clone(),
+            answer_tokens: answer_tokens.get(i).copied().flatten(),
+            intrinsic: None,
+        })
+        .collect()
 }
 
 /// Judged answers as JSON lines (`id`, `answer`, `correct`, `reason`,
-/// `detail`), in the answers' order: what `codecal judge` and a task run write.
+/// `detail`), in the answers' order.
 pub fn verdicts_jsonl(
     pairs: &[(&Problem, String)],
     verdicts: &[Verdict],
     answer_tokens: &[Option<[usize; 2]>],
 ) -> String {
-    let mut lines = String::new();
-    for (i, ((problem, answer), verdict)) in pairs.iter().zip(verdicts).enumerate() {
-        let line = VerdictLine {
-            id: &problem.id,
-            answer,
-            verdict,
-            answer_tokens: answer_tokens.get(i).copied().flatten(),
-        };
-        lines += &serde_json::to_string(&line).unwrap_or_default();
-        lines.push('\n');
-    }
-    lines
+    verdict_rows(pairs, verdicts, answer_tokens)
+        .iter()
+        .map(|row| serde_json::to_string(row).unwrap_or_default() + "\n")
+        .collect()
 }
 
 /// A fingerprint of the code that turns a generation into a verdict: answer
@@ -444,6 +491,29 @@ pub enum JudgeError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_is_named_as_verdict_files_spell_it() {
+        use Reason::*;
+        let all = [
+            Passed,
+            FailedTest,
+            SyntaxError,
+            Timeout,
+            RuntimeError,
+            WrongOutput,
+            NoFunctionFound,
+            WrongFunctionName,
+            WrongArgumentCount,
+            StaticTypeError,
+            ResourceExhaustion,
+            FuzzingFailure,
+            Unavailable,
+        ];
+        for reason in all {
+            assert_eq!(serde_json::to_value(reason).unwrap(), reason.name());
+        }
+    }
 
     fn exact(target: &str) -> Problem {
         Problem {

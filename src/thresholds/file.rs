@@ -5,12 +5,14 @@
 use std::path::{Path, PathBuf};
 
 /// The three operating points a thresholds file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OperatingPointName {
     BestF1,
     HighPrecision,
     HighRecall,
 }
+
+crate::choices!(OperatingPointName { BestF1 => "best-f1", HighPrecision => "high-precision", HighRecall => "high-recall" });
 
 impl OperatingPointName {
     /// The TOML section of this point.

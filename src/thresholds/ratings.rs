@@ -44,7 +44,7 @@ fn named_columns<'t>(
 }
 
 /// Which ratings decide an item's label, and the cutoff on their mean.
-#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LabelRule {
     /// Mean of the ratings of the candidate (Haque: source = baseline), as the summarization seed.
@@ -52,6 +52,8 @@ pub enum LabelRule {
     /// Mean of every rating of the item (Haque: all six).
     AllMean,
 }
+
+crate::choices!(LabelRule { BaselineMean => "baseline-mean", AllMean => "all-mean" });
 
 /// The rating scale; ratings outside it are errors.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -19,7 +19,7 @@ use super::ranked::Ranked;
 use crate::calibrate::binomial::binomial_cdf;
 
 /// How the candidate cutoffs are tested.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Procedure {
     /// Fixed sequence over the fine grid, strictest first, passing over
@@ -35,6 +35,8 @@ pub enum Procedure {
     Holm,
 }
 
+crate::choices!(Procedure { FixedSequence => "fixed-sequence", SplitFixedSequence => "split-fixed-sequence", Holm => "holm" });
+
 impl Procedure {
     pub const ALL: [Procedure; 3] = [
         Procedure::FixedSequence,
@@ -43,11 +45,7 @@ impl Procedure {
     ];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Procedure::FixedSequence => "fixed-sequence",
-            Procedure::SplitFixedSequence => "split-fixed-sequence",
-            Procedure::Holm => "holm",
-        }
+        crate::choice::Choice::choice_name(self)
     }
 
     /// The guarantee in one sentence, for reports.

@@ -18,7 +18,7 @@ pub use isotonic::{Isotonic, IsotonicParams};
 pub use logistic::{CLIP, Feature, FitError, ParamError, Platt, PlattParams, PlattValidParams};
 
 /// The rescaling methods `codecal calibrate --method` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Logistic regression on logit(p) (Platt scaling).
@@ -36,6 +36,8 @@ pub enum Method {
     /// No rescaling: report raw metrics only.
     None,
 }
+
+crate::choices!(Method { Platt => "platt", PlattLn => "platt-ln", PlattP => "platt-p", Temperature => "temperature", Isotonic => "isotonic", Histogram => "histogram", None => "none" });
 
 /// Checked settings for fitting the chosen [`Method`].
 #[derive(Clone, Debug)]

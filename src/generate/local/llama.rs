@@ -146,7 +146,7 @@ pub struct Llama {
 }
 
 /// How the weight matrices are kept in memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Weights {
     /// Expanded to f32 at load: the fast path on a CPU (the default).
     #[default]
@@ -169,6 +169,8 @@ pub enum Weights {
     /// (tenths of a nat at worst, as the quantized layout).
     Mixed,
 }
+
+crate::choices!(Weights { F32 => "f32", Quantized => "quantized", F16 => "f16", Mixed => "mixed" });
 
 /// Which logits [`Llama::forward`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,8 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::generate::row::{ExemplarRef, ItemFields};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::PipelineError;
 use super::artifacts::failed;
@@ -141,27 +141,27 @@ pub fn summarize_own_code(
         .map_err(|e| failed(stage, e))?;
     let summaries: Vec<TrustedSummary> = functions
         .iter()
-        .zip(&rows)
         .zip(&generated)
-        .map(|((function, row), generation)| {
-            let raw = measure_value(generation, &options.calibrator.measure);
+        .map(|(function, generation)| {
+            let raw = generation.measure(&options.calibrator.measure);
             let applied = raw.map(|p| options.calibrator.apply(p, accept));
             TrustedSummary {
                 id: function.id.clone(),
                 path: function.path.clone(),
                 function: function.func_name.clone(),
                 documented: !function.reference.is_empty(),
-                summary: generation["text"].as_str().unwrap_or_default().to_owned(),
+                summary: generation.text.clone(),
                 measure: options.calibrator.measure.clone(),
                 raw_confidence: raw,
                 calibrated: applied.map(|a| a.calibrated),
                 // No value for the measure (e.g. an empty summary): nothing to trust.
                 decision: applied.map_or("review", |a| a.decision.as_str()).to_owned(),
-                exemplars: row.fields["exemplars"]
-                    .as_array()
-                    .into_iter()
+                exemplars: generation
+                    .item
+                    .exemplars
+                    .iter()
                     .flatten()
-                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .map(|e| e.id.clone())
                     .collect(),
             }
         })
@@ -206,7 +206,7 @@ pub fn default_calibrator(config: &RunConfig, language: Language) -> Option<Path
 
 /// The reflective measure to ask for, when the calibrator's measure is one.
 fn reflective_measure(measure: &str) -> Option<Measure> {
-    <Measure as clap::ValueEnum>::from_str(measure, false).ok()
+    <Measure as crate::choice::Choice>::from_name(measure)
 }
 
 /// Refuses a calibrator made for another model, prompt template, decoding
@@ -299,28 +299,28 @@ fn prompt_rows(
         .zip(&hits)
         .map(|(function, hits)| {
             let (prompt, exemplars) = prompt_for(pool, function, hits, &options);
-            let mut fields = serde_json::Map::new();
-            // Fresh-context reflective questions show the judge the code.
-            fields.insert("code".into(), Value::from(function.code.as_str()));
-            fields.insert(
-                "exemplars".into(),
-                Value::from(exemplars.iter().map(|r| r.id.clone()).collect::<Vec<_>>()),
-            );
+            let fields = ItemFields {
+                // Fresh-context reflective questions show the judge the code.
+                code: Some(function.code.clone()),
+                exemplars: Some(
+                    exemplars
+                        .iter()
+                        .zip(hits)
+                        .map(|(r, hit)| ExemplarRef {
+                            id: r.id.clone(),
+                            score: hit.score,
+                        })
+                        .collect(),
+                ),
+                ..ItemFields::default()
+            };
             PromptRow {
                 id: function.id.clone(),
                 prompt,
-                fields,
+                fields: fields.into_map(),
             }
         })
         .collect())
-}
-
-/// The measure's value in a generation row: a token measure, or a
-/// reflective measure's confidence.
-fn measure_value(generation: &Value, measure: &str) -> Option<f64> {
-    generation["confidence"][measure]
-        .as_f64()
-        .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
 }
 
 /// `summaries.jsonl` (one object per function) and `summaries.md`.

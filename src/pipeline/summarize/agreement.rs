@@ -10,15 +10,14 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
-
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::agreement::SemanticAgreement;
+use crate::generate::row::{GenerationRow, SampleAnswer};
 use crate::models::ModelHome;
-use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
+use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
 use crate::pipeline::config::RunConfig;
 use crate::pipeline::embedding::sentence_embeddings;
-use crate::pipeline::sampled::{confidence_map, sample_tokens, samples_of};
+use crate::pipeline::sampled::{AgreementLine, confidence_map, sample_tokens};
 use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::thresholds::file::{OperatingPointName, read_threshold};
 
@@ -74,7 +73,7 @@ pub(super) fn stage(
         std::slice::from_ref(&output),
         0,
         |dir| {
-            let rows = read_jsonl(&dir.join(&generations))?;
+            let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
             let lines = agreement_lines(config, home, &rows, cut)?;
             create_dir(&dir.join("agreement"))?;
             write_atomic(&dir.join(&output), lines.as_bytes())?;
@@ -86,35 +85,42 @@ pub(super) fn stage(
 fn agreement_lines(
     config: &RunConfig,
     home: &ModelHome,
-    rows: &[Value],
+    rows: &[GenerationRow],
     cut: f64,
 ) -> Result<String, PipelineError> {
-    let mut texts: Vec<String> = Vec::new();
-    for row in rows {
-        texts.push(text_field(row, "text"));
-        for sample in row["samples"].as_array().into_iter().flatten() {
-            texts.push(text_field(sample, "text"));
-        }
+    fn samples_of(row: &GenerationRow) -> &[SampleAnswer] {
+        row.samples.as_deref().unwrap_or_default()
     }
-    let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let embeddings = sentence_embeddings(config, home, &borrowed, "agreement")?;
+    let mut texts: Vec<&str> = Vec::new();
+    for row in rows {
+        texts.push(&row.text);
+        texts.extend(samples_of(row).iter().map(|s| s.text.as_str()));
+    }
+    let embeddings = sentence_embeddings(config, home, &texts, "agreement")?;
     let mut next = embeddings.into_iter();
-    let mut lines = String::new();
+    let mut lines = Vec::with_capacity(rows.len());
     for row in rows {
         let samples = samples_of(row);
         let greedy = next.next().unwrap_or_default();
         let sampled: Vec<Vec<f32>> = next.by_ref().take(samples.len()).collect();
         let agreement = SemanticAgreement::of(&greedy, &sampled, cut);
-        let confidence = confidence_map(agreement.as_ref().map(|a| a.measures()));
-        let tokens = sample_tokens(&samples);
-        let line = json!({
-            "id": text_field(row, "id"),
-            "cut": cut,
-            "cluster_sizes": agreement.as_ref().map(|a| a.sizes.clone()),
-            "sample_tokens": tokens,
-            "confidence": confidence,
+        lines.push(AgreementLine {
+            id: row.id.clone(),
+            detail: Clusters {
+                cut,
+                cluster_sizes: agreement.as_ref().map(|a| a.sizes.clone()),
+            },
+            sample_tokens: sample_tokens(samples),
+            confidence: confidence_map(agreement.as_ref().map(|a| a.measures())),
         });
-        lines += &(line.to_string() + "\n");
     }
-    Ok(lines)
+    Ok(to_jsonl(&lines))
+}
+
+/// What a summary's agreement line records of its clusters.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Clusters {
+    /// The similarity above which two summaries share a cluster.
+    cut: f64,
+    cluster_sizes: Option<Vec<usize>>,
 }

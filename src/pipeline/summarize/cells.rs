@@ -7,15 +7,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::multical::FeatureColumn;
 use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Method, calibrate};
 use crate::confidence::agreement::SUMMARY_MEASURES;
+use crate::generate::row::GenerationRow;
 use crate::pipeline::PipelineError;
-use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
+use crate::pipeline::artifacts::{read_jsonl, stage_error};
 use crate::pipeline::calibration::{
     CellFiles, calibrate_options, generator, subgroup_rows, tertiles,
 };
@@ -115,7 +114,8 @@ pub(super) fn gather(
     let mut gathered = Gathered::default();
     let template = config.prompt.template_text().map_err(stage_error)?;
     for label in labels {
-        let mut rows = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        let mut rows: Vec<GenerationRow> =
+            read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut rows)?;
         let generator = generator(config, &rows, &template)?;
         let mut items = load_items(dir, label, &rows, gathered.views.len())?;
@@ -138,7 +138,7 @@ pub(super) fn gather(
                 items: items.iter().filter(|i| i.language == language).collect(),
                 rows: rows
                     .iter()
-                    .filter(|row| text_field(row, "language") == language)
+                    .filter(|row| row.field("language").unwrap_or_default() == language)
                     .collect(),
             };
             for (measure, reflective) in &run.measures {
@@ -217,7 +217,7 @@ struct Model<'a> {
     label: &'a str,
     generator: &'a Generator,
     items: Vec<&'a Item>,
-    rows: Vec<&'a Value>,
+    rows: Vec<&'a GenerationRow>,
 }
 
 impl RunCells<'_> {
@@ -422,34 +422,35 @@ const CELL_KEY: [&str; 4] = ["language", "model", "measure", "operating point"];
 
 /// Each generation as the report shows it: code, the developer's comment,
 /// the model's summary and its exemplars, with the labelling score.
-fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<ItemView> {
+fn item_views(label: &str, rows: &[GenerationRow], items: &[Item], metric: &str) -> Vec<ItemView> {
     rows.iter()
         .zip(items)
         .map(|(row, item)| {
-            let text = |label: &str, key: &str, code: bool| ItemText {
+            let text = |label: &str, text: &str, code: bool| ItemText {
                 label: label.to_owned(),
-                text: text_field(row, key),
+                text: text.to_owned(),
                 code,
             };
-            let exemplars: Vec<String> = row["exemplars"]
-                .as_array()
-                .into_iter()
+            let exemplars: Vec<&str> = row
+                .item
+                .exemplars
+                .iter()
                 .flatten()
-                .filter_map(|e| e["id"].as_str().map(str::to_owned))
+                .map(|e| e.id.as_str())
                 .collect();
             ItemView {
                 id: item.id.clone(),
                 model: label.to_owned(),
                 group: item.repo.clone(),
                 texts: vec![
-                    text("code", "code", true),
-                    text("developer's comment (reference)", "reference", false),
-                    text("generated summary", "text", false),
-                    ItemText {
-                        label: "exemplars".into(),
-                        text: exemplars.join(", "),
-                        code: false,
-                    },
+                    text("code", row.field("code").unwrap_or_default(), true),
+                    text(
+                        "developer's comment (reference)",
+                        row.field("reference").unwrap_or_default(),
+                        false,
+                    ),
+                    text("generated summary", &row.text, false),
+                    text("exemplars", &exemplars.join(", "), false),
                 ],
                 numbers: item
                     .similarity
@@ -457,7 +458,7 @@ fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<
                     .map(|v| vec![(metric.to_owned(), *v)])
                     .unwrap_or_default(),
                 labels: Vec::new(),
-                headline: text_field(row, "text").trim().to_owned(),
+                headline: row.text.trim().to_owned(),
             }
         })
         .collect()
@@ -466,7 +467,7 @@ fn item_views(label: &str, rows: &[Value], items: &[Item], metric: &str) -> Vec<
 fn load_items(
     dir: &Path,
     label: &str,
-    rows: &[Value],
+    rows: &[GenerationRow],
     first_index: usize,
 ) -> Result<Vec<Item>, PipelineError> {
     let scores_path = dir.join(format!("scores/{label}.csv"));
@@ -493,27 +494,28 @@ fn load_items(
         .iter()
         .enumerate()
         .map(|(position, row)| {
-            let id = text_field(row, "id");
             let mut confidence = BTreeMap::new();
-            for (name, value) in row["confidence"].as_object().into_iter().flatten() {
-                if let Some(v) = value.as_f64() {
+            for (name, value) in &row.confidence {
+                if let Some(v) = value {
+                    confidence.insert(name.clone(), *v);
+                }
+            }
+            for (name, reading) in &row.reflective {
+                if let Some(v) = reading.confidence {
                     confidence.insert(name.clone(), v);
                 }
             }
-            for (name, value) in row["reflective"].as_object().into_iter().flatten() {
-                if let Some(v) = value.get("confidence").and_then(Value::as_f64) {
-                    confidence.insert(name.clone(), v);
-                }
-            }
+            let code = row.field("code").unwrap_or_default();
+            let id = row.id.clone();
             Item {
                 index: first_index + position,
-                code_chars: row["code"].as_str().map_or(0, |c| c.chars().count()),
-                code: row["code"].as_str().unwrap_or_default().to_owned(),
+                code_chars: code.chars().count(),
+                code: code.to_owned(),
                 code_cluster: String::new(),
-                summary_chars: row["text"].as_str().map_or(0, |t| t.trim().chars().count()),
+                summary_chars: row.text.trim().chars().count(),
                 similarity: similarity.get(&id).cloned().unwrap_or_default(),
-                language: text_field(row, "language"),
-                repo: text_field(row, "repo"),
+                language: row.field("language").unwrap_or_default().to_owned(),
+                repo: row.field("repo").unwrap_or_default().to_owned(),
                 id,
                 confidence,
             }

@@ -11,13 +11,14 @@ mod report;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::artifacts::{failed, read_jsonl, section, text_field};
+use super::artifacts::{ArtifactError, failed, read_jsonl, section};
 use super::config::{RunConfig, enum_value};
 use super::generation::{generations, generators};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
 use crate::corpus::mine::{Language, MineOptions, mine_tree, python_stdlib};
 use crate::corpus::{Record, dedupe, read_codexglue, to_jsonl};
+use crate::generate::row::GenerationRow;
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
 use crate::retrieve::{ExemplarSearch, PromptOptions, RetrieveMode};
@@ -152,7 +153,7 @@ fn read_records(path: &Path) -> Result<Vec<Record>, PipelineError> {
         .map(|(records, _)| records)
         .map_err(|e| PipelineError::Artifact {
             path: path.to_owned(),
-            message: e.to_string(),
+            source: ArtifactError::Records(e),
         })
 }
 
@@ -223,14 +224,15 @@ fn scores(
         std::slice::from_ref(&output),
         0,
         |dir| {
-            let pairs = read_jsonl(&dir.join(&generations))?
-                .iter()
+            let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
+            let pairs: Vec<crate::score::Pair> = rows
+                .into_iter()
                 .map(|row| crate::score::Pair {
-                    id: text_field(row, "id"),
-                    reference: text_field(row, "reference"),
-                    candidate: text_field(row, "text"),
+                    reference: row.field("reference").unwrap_or_default().to_owned(),
+                    id: row.id,
+                    candidate: row.text,
                 })
-                .collect::<Vec<_>>();
+                .collect();
             let scores = score_pairs(config, home, &pairs)?;
             create_dir(&dir.join("scores"))?;
             write_atomic(

@@ -7,14 +7,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use super::read_problems;
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::agreement::{CodeAgreement, Sample};
-use crate::pipeline::artifacts::{failed, read_jsonl, text_field};
+use crate::generate::row::GenerationRow;
+use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
 use crate::pipeline::config::RunConfig;
-use crate::pipeline::sampled::{confidence_map, sample_tokens, samples_of};
+use crate::pipeline::sampled::{AgreementLine, confidence_map, sample_tokens};
 use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::behaviour::{ProbeOptions, behaviour_keys, probe_source};
@@ -59,7 +58,7 @@ pub(super) fn stage(
         0,
         |dir| {
             let problems = read_problems(&dir.join("problems.jsonl"))?;
-            let rows = read_jsonl(&dir.join(&generations))?;
+            let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
             let lines = agreement_lines(config, dataset, &problems, &rows, &options)?;
             create_dir(&dir.join("agreement"))?;
             write_atomic(&dir.join(&output), lines.as_bytes())?;
@@ -74,7 +73,7 @@ fn agreement_lines(
     config: &RunConfig,
     dataset: Dataset,
     problems: &[Problem],
-    rows: &[Value],
+    rows: &[GenerationRow],
     options: &ProbeOptions,
 ) -> Result<String, PipelineError> {
     let by_id: std::collections::HashMap<&str, &Problem> =
@@ -84,15 +83,14 @@ fn agreement_lines(
     let mut pairs: Vec<(&Problem, String)> = Vec::new();
     let mut spans = Vec::with_capacity(rows.len());
     for row in rows {
-        let id = text_field(row, "id");
         let problem = *by_id
-            .get(id.as_str())
-            .ok_or_else(|| failed("agreement", format!("no problem `{id}`")))?;
-        let samples = samples_of(row);
+            .get(row.id.as_str())
+            .ok_or_else(|| failed("agreement", format!("no problem `{}`", row.id)))?;
+        let samples = row.samples.as_deref().unwrap_or_default();
         let start = pairs.len();
-        pairs.push((problem, answer::extract(kind, &text_field(row, "text"))));
-        for sample in &samples {
-            pairs.push((problem, answer::extract(kind, &text_field(sample, "text"))));
+        pairs.push((problem, answer::extract(kind, &row.text)));
+        for sample in samples {
+            pairs.push((problem, answer::extract(kind, &sample.text)));
         }
         spans.push((start, samples));
     }
@@ -108,7 +106,7 @@ fn agreement_lines(
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
     let keys = behaviour_keys(&borrowed, sandbox.as_ref(), config.dataset.jobs, options)
         .map_err(|e| failed("agreement", e))?;
-    let mut lines = String::new();
+    let mut lines = Vec::with_capacity(rows.len());
     for (row, (start, samples)) in rows.iter().zip(spans) {
         let greedy = &keys[start];
         let sampled: Vec<Sample> = samples
@@ -116,23 +114,31 @@ fn agreement_lines(
             .zip(&keys[start + 1..start + 1 + samples.len()])
             .map(|(sample, key)| Sample {
                 key: key.clone(),
-                mean_logprob: sample["mean_logprob"].as_f64(),
+                mean_logprob: sample.mean_logprob,
             })
             .collect();
-        let tokens = sample_tokens(&samples);
         let agreement = CodeAgreement::of(greedy, &sampled);
-        let confidence = confidence_map(agreement.as_ref().map(|a| a.measures()));
-        let sample_keys: Vec<&String> = sampled.iter().map(|s| &s.key).collect();
-        let line = json!({
-            "id": text_field(row, "id"),
-            "greedy_key": greedy,
-            "sample_keys": sample_keys,
-            "clusters": agreement.as_ref().map(|a| a.clusters),
-            "entropy": agreement.as_ref().map(|a| a.entropy),
-            "sample_tokens": tokens,
-            "confidence": confidence,
+        lines.push(AgreementLine {
+            id: row.id.clone(),
+            detail: Behaviour {
+                greedy_key: greedy.clone(),
+                sample_keys: sampled.iter().map(|s| s.key.clone()).collect(),
+                clusters: agreement.as_ref().map(|a| a.clusters),
+                entropy: agreement.as_ref().map(|a| a.entropy),
+            },
+            sample_tokens: sample_tokens(samples),
+            confidence: confidence_map(agreement.as_ref().map(|a| a.measures())),
         });
-        lines += &(line.to_string() + "\n");
     }
-    Ok(lines)
+    Ok(to_jsonl(&lines))
+}
+
+/// What a code answer's agreement line records of its samples' behaviour.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Behaviour {
+    /// The main answer's behaviour key: equal keys, equal behaviour.
+    greedy_key: String,
+    sample_keys: Vec<String>,
+    clusters: Option<usize>,
+    entropy: Option<f64>,
 }

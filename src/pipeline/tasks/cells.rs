@@ -8,8 +8,6 @@ use super::items::{item_views, outcome_row};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::columns::{
     ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, Column, answer_token_measures,
     combination_column, measure_column,
@@ -25,8 +23,9 @@ use crate::calibrate::{
 };
 use crate::confidence::agreement::CODE_MEASURES;
 use crate::confidence::length::LengthBaseline;
+use crate::generate::row::GenerationRow;
 use crate::pipeline::PipelineError;
-use crate::pipeline::artifacts::{read_jsonl, stage_error, text_field};
+use crate::pipeline::artifacts::{read_jsonl, stage_error};
 use crate::pipeline::calibration::{CellFiles, calibrate_options, generator};
 use crate::pipeline::config::{COMBINATION, RunConfig};
 use crate::pipeline::multicalibration::{self};
@@ -37,6 +36,7 @@ use crate::report::run::ReportTable;
 use crate::report::run::{CellView, ItemView, Section};
 use crate::task::Problem;
 use crate::task::datasets::Dataset;
+use crate::task::{Reason, VerdictRow};
 
 /// One model x measure result.
 pub(super) struct Cell {
@@ -156,7 +156,7 @@ struct RunCells<'a> {
 /// One model's answers, read for its cells.
 struct Answers<'a> {
     label: &'a str,
-    generations: &'a [Value],
+    generations: &'a [GenerationRow],
     answer_measures: Vec<Option<AnswerMeasures>>,
     generator: Generator,
     /// Its items' places in the report data's item list.
@@ -179,9 +179,11 @@ impl RunCells<'_> {
         turbulence: &mut Turbulence,
     ) -> Result<(), PipelineError> {
         let dir = self.dir;
-        let mut generations = read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
+        let mut generations: Vec<GenerationRow> =
+            read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut generations)?;
-        let mut verdicts = read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
+        let mut verdicts: Vec<VerdictRow> =
+            read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         if self.dataset == Dataset::Turbulence {
             let answers = turbulence_answers(
                 self.problems,
@@ -360,14 +362,14 @@ pub(super) struct Gathered {
 /// each answer's self-consistency across rounds to its confidences.
 fn turbulence_answers(
     problems: &[Problem],
-    generations: &mut Vec<Value>,
-    verdicts: &mut Vec<Value>,
+    generations: &mut Vec<GenerationRow>,
+    verdicts: &mut Vec<VerdictRow>,
     notes: &mut Vec<String>,
     label: &str,
 ) -> Vec<turbulence::Answer> {
     let available: Vec<bool> = verdicts
         .iter()
-        .map(|v| text_field(v, "reason") != "unavailable")
+        .map(|v| v.verdict.reason != Reason::Unavailable)
         .collect();
     let dropped = available.iter().filter(|a| !**a).count();
     if dropped > 0 {
@@ -384,7 +386,9 @@ fn turbulence_answers(
     let consistency = turbulence::self_consistency(&answers, verdicts);
     for (generation, value) in generations.iter_mut().zip(consistency) {
         if let Some(value) = value {
-            generation["confidence"][turbulence::SELF_CONSISTENCY] = value.into();
+            generation
+                .confidence
+                .insert(turbulence::SELF_CONSISTENCY.to_owned(), Some(value));
         }
     }
     answers
@@ -392,8 +396,8 @@ fn turbulence_answers(
 
 /// Generated tokens per item that `measure` needs: for the learned
 /// combination, what its costliest measure needs.
-fn cost(generations: &[Value], measure: &str, combine: &[String]) -> Option<f64> {
-    let rows: Vec<&Value> = generations.iter().collect();
+fn cost(generations: &[GenerationRow], measure: &str, combine: &[String]) -> Option<f64> {
+    let rows: Vec<&GenerationRow> = generations.iter().collect();
     if measure == COMBINATION {
         return combine
             .iter()

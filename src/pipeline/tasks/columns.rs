@@ -5,16 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::calibrate::combine::{Combination, in_calibration_folds};
 use crate::calibrate::{CalibrateOptions, CalibrationData};
 use crate::confidence::length::LengthBaseline;
 use crate::confidence::reflective::Measure;
 use crate::confidence::token_measures;
-use crate::generate::Token;
-use crate::pipeline::artifacts::text_field;
+use crate::generate::row::GenerationRow;
 use crate::pipeline::config::LENGTH_BASELINE;
+use crate::task::{Verdict, VerdictRow};
 
 pub(super) const ASK_TRUE: &str = "ask-true";
 
@@ -30,8 +28,8 @@ pub(super) struct Column {
 /// Every item's confidence under `measure` and its verdict; a missing value
 /// counts as 0.
 pub(super) fn measure_column(
-    generations: &[Value],
-    verdicts: &[Value],
+    generations: &[GenerationRow],
+    verdicts: &[VerdictRow],
     answer_measures: &[Option<AnswerMeasures>],
     measure: &str,
     baseline: Option<LengthBaseline>,
@@ -46,7 +44,7 @@ pub(super) fn measure_column(
     };
     let mut missing = 0;
     for ((generation, verdict), answer) in generations.iter().zip(verdicts).zip(answer_measures) {
-        let answer_length = text_field(verdict, "answer").chars().count();
+        let answer_length = verdict.answer.chars().count();
         let over_answer = answer
             .as_ref()
             .and_then(|measures| measures.get(measure).copied());
@@ -55,7 +53,7 @@ pub(super) fn measure_column(
         missing += usize::from(confidence.is_none());
         data.confidence.push(confidence.unwrap_or(0.0));
         data.correct.push(correct_for(generation, verdict, measure));
-        let id = text_field(generation, "id");
+        let id = &generation.id;
         let group = groups
             .get(id.as_str())
             .map_or(id.clone(), |g| g.to_string());
@@ -114,16 +112,20 @@ pub(super) fn combination_column(
 /// reflective judge (their `follows`); the other measures speak of the
 /// main answer. Rows generated before reflective judged the intrinsic
 /// answer have no `follows` on it, and keep the main answer.
-pub(super) fn correct_for(generation: &Value, verdict: &Value, measure: &str) -> bool {
-    let reflective = &generation["reflective"];
-    let own_answer = measure == Measure::OysterIntrinsic.name()
+pub(super) fn correct_for(generation: &GenerationRow, verdict: &VerdictRow, measure: &str) -> bool {
+    let intrinsic = Measure::OysterIntrinsic.name();
+    let own_answer = measure == intrinsic
         || (is_oyster_follow_up(measure)
-            && reflective[measure]["follows"] == Measure::OysterIntrinsic.name());
-    let verdict = match &verdict["intrinsic"] {
-        intrinsic if own_answer && intrinsic.is_object() => intrinsic,
-        _ => verdict,
+            && generation
+                .reflective
+                .get(measure)
+                .and_then(|r| r.follows.as_deref())
+                == Some(intrinsic));
+    let judged: &Verdict = match &verdict.intrinsic {
+        Some(judged) if own_answer => &judged.verdict,
+        _ => &verdict.verdict,
     };
-    verdict["correct"].as_bool().unwrap_or(false)
+    judged.correct
 }
 
 fn is_oyster_follow_up(measure: &str) -> bool {
@@ -138,24 +140,21 @@ pub(super) type AnswerMeasures = BTreeMap<String, Option<f64>>;
 /// records no span. An answer with no tokens of its own (an empty answer) is
 /// measured over the whole reply, so the item keeps a value.
 pub(super) fn answer_token_measures(
-    generation: &Value,
-    verdict: &Value,
+    generation: &GenerationRow,
+    verdict: &VerdictRow,
     first_k: Option<usize>,
 ) -> Option<AnswerMeasures> {
-    let [start, end]: [usize; 2] =
-        serde_json::from_value(verdict.get("answer_tokens")?.clone()).ok()?;
-    let tokens: Vec<Token> = serde_json::from_value(generation.get("tokens")?.clone()).ok()?;
+    let [start, end] = verdict.answer_tokens?;
+    let tokens = &generation.tokens;
     let span = tokens
         .get(start..end)
         .filter(|s| !s.is_empty())
-        .unwrap_or(&tokens);
+        .unwrap_or(tokens);
     Some(token_measures(span, first_k).into_iter().collect())
 }
 
-/// The confidence a generation row holds for `measure`, or the length
-/// baseline's for its answer.
 pub(super) fn confidence_of(
-    generation: &Value,
+    generation: &GenerationRow,
     measure: &str,
     baseline: Option<LengthBaseline>,
     answer_length: usize,
@@ -164,37 +163,41 @@ pub(super) fn confidence_of(
         return baseline.map(|b| b.confidence(answer_length));
     }
     if measure == ASK_TRUE_NORMALIZED {
-        return generation["reflective"][ASK_TRUE]["p_true_normalized"].as_f64();
+        return generation.reflective.get(ASK_TRUE)?.p_true_normalized;
     }
-    // One rule for the three "Open the Oyster" strategies: a reply with no
-    // confidence is missing (and counts as 0, as the intrinsic one always
-    // did), not the 0.5 that the generation stage records as its fallback
-    // (issue "fidelity, third pass", item 2).
-    let reflective = &generation["reflective"][measure];
-    let oyster =
-        measure == Measure::OysterReassess.name() || measure == Measure::OysterReflective.name();
-    if oyster && reflective["fallback"].as_bool() == Some(true) {
+    let fell_back = generation.reflective.get(measure).and_then(|r| r.fallback) == Some(true);
+    if is_oyster_follow_up(measure) && fell_back {
         return None;
     }
-    generation["confidence"][measure]
-        .as_f64()
-        .or_else(|| generation["reflective"][measure]["confidence"].as_f64())
+    generation.measure(measure)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generate::row::ReflectiveReading;
 
     /// Issue "fidelity, third pass", item 2: a reassess or reflective reply
     /// without a confidence is missing, as an intrinsic one is, not 0.5.
     #[test]
     fn every_oyster_strategy_counts_a_missing_confidence_alike() {
-        let row = serde_json::json!({ "reflective": {
-            "oyster-intrinsic": { "confidence": null },
-            "oyster-reassess": { "confidence": 0.5, "fallback": true },
-            "oyster-reflective": { "confidence": 0.7, "fallback": false },
-            "verbalized-probability": { "confidence": 0.5, "fallback": true },
-        }});
+        let reading = |confidence: Option<f64>, fallback: Option<bool>| ReflectiveReading {
+            confidence,
+            fallback,
+            ..ReflectiveReading::default()
+        };
+        let row = GenerationRow {
+            reflective: [
+                ("oyster-intrinsic", reading(None, None)),
+                ("oyster-reassess", reading(Some(0.5), Some(true))),
+                ("oyster-reflective", reading(Some(0.7), Some(false))),
+                ("verbalized-probability", reading(Some(0.5), Some(true))),
+            ]
+            .into_iter()
+            .map(|(name, r)| (name.to_owned(), r))
+            .collect(),
+            ..GenerationRow::default()
+        };
         let of = |m: &str| confidence_of(&row, m, None, 0);
         assert_eq!(of("oyster-intrinsic"), None);
         assert_eq!(of("oyster-reassess"), None);

@@ -5,26 +5,24 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use crate::pipeline::artifacts::text_field;
+use crate::generate::row::GenerationRow;
 use crate::report::run::{ItemText, ItemView};
-use crate::task::Problem;
+use crate::task::{Problem, Verdict, VerdictRow};
 
 /// Each answer as the report shows it: the problem, the reply, the answer
 /// cut from it and the oracle's verdict with the sandbox's message.
 pub(super) fn item_views(
     label: &str,
     problems: &[Problem],
-    generations: &[Value],
-    verdicts: &[Value],
+    generations: &[GenerationRow],
+    verdicts: &[VerdictRow],
 ) -> Vec<ItemView> {
     let by_id: BTreeMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
     generations
         .iter()
         .zip(verdicts)
         .map(|(generation, verdict)| {
-            let id = text_field(generation, "id");
+            let id = generation.id.clone();
             let problem = by_id.get(id.as_str());
             let text = |label: &str, text: String, code: bool| ItemText {
                 label: label.to_owned(),
@@ -37,10 +35,10 @@ pub(super) fn item_views(
                     problem.map(|p| p.prompt.clone()).unwrap_or_default(),
                     true,
                 ),
-                text("model's reply", text_field(generation, "text"), true),
-                text("extracted answer", text_field(verdict, "answer"), true),
-                text("verdict", verdict_line(verdict), false),
-                text("sandbox message", text_field(verdict, "detail"), true),
+                text("model's reply", generation.text.clone(), true),
+                text("extracted answer", verdict.answer.clone(), true),
+                text("verdict", verdict_line(&verdict.verdict), false),
+                text("sandbox message", verdict.verdict.detail.clone(), true),
                 text(
                     "dataset's answer",
                     problem
@@ -49,14 +47,13 @@ pub(super) fn item_views(
                     true,
                 ),
             ];
-            if verdict["intrinsic"].is_object() {
-                let intrinsic = &verdict["intrinsic"];
+            if let Some(intrinsic) = &verdict.intrinsic {
                 texts.push(text(
                     "intrinsic reply's answer",
-                    text_field(intrinsic, "answer"),
+                    intrinsic.answer.clone(),
                     true,
                 ));
-                texts.push(text("its verdict", verdict_line(intrinsic), false));
+                texts.push(text("its verdict", verdict_line(&intrinsic.verdict), false));
             }
             ItemView {
                 group: id.clone(),
@@ -64,34 +61,31 @@ pub(super) fn item_views(
                 model: label.to_owned(),
                 texts,
                 numbers: Vec::new(),
-                labels: vec![("verdict".into(), verdict_line(verdict))],
-                headline: text_field(verdict, "answer"),
+                labels: vec![("verdict".into(), verdict_line(&verdict.verdict))],
+                headline: verdict.answer.clone(),
             }
         })
         .collect()
 }
 
 /// "passed" or "failed: <reason>".
-fn verdict_line(verdict: &Value) -> String {
-    match verdict["correct"].as_bool() {
-        Some(true) => format!("passed ({})", text_field(verdict, "reason")),
-        _ => format!("failed: {}", text_field(verdict, "reason")),
+fn verdict_line(verdict: &Verdict) -> String {
+    match verdict.correct {
+        true => format!("passed ({})", verdict.reason.name()),
+        false => format!("failed: {}", verdict.reason.name()),
     }
 }
 
 /// Model, answers, correct, empty answers, and a count per verdict reason.
-pub(super) fn outcome_row(label: &str, verdicts: &[Value]) -> Vec<String> {
-    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for verdict in verdicts {
-        *reasons.entry(text_field(verdict, "reason")).or_default() += 1;
+pub(super) fn outcome_row(label: &str, verdicts: &[VerdictRow]) -> Vec<String> {
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for row in verdicts {
+        *reasons.entry(row.verdict.reason.name()).or_default() += 1;
     }
-    let correct = verdicts
-        .iter()
-        .filter(|v| v["correct"].as_bool() == Some(true))
-        .count();
+    let correct = verdicts.iter().filter(|v| v.verdict.correct).count();
     let empty = verdicts
         .iter()
-        .filter(|v| text_field(v, "answer").trim().is_empty())
+        .filter(|v| v.answer.trim().is_empty())
         .count();
     let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} {n}")).collect();
     vec![

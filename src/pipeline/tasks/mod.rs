@@ -18,7 +18,7 @@ mod turbulence;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::artifacts::{failed, read_jsonl, text_field};
+use super::artifacts::{failed, read_jsonl, to_jsonl};
 use super::config::RunConfig;
 use super::generation::{generations, generators};
 use super::{Books, PipelineError, Progress, file_sha256, hash_strings};
@@ -26,12 +26,12 @@ use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::reflective::{Measure, split_intrinsic};
 use crate::confidence::token_range;
 use crate::corpus::mine::python_stdlib;
-use crate::generate::Token;
+use crate::generate::row::{GenerationRow, ItemFields, PromptLine};
 use crate::models::ModelHome;
-use crate::prompt::PromptStyle;
+use crate::prompt::{Message, Prompt, PromptStyle};
 use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
-use crate::task::{self, Problem, answer, judge_all};
+use crate::task::{self, JudgedAnswer, Problem, answer, judge_all};
 
 pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     let dataset = config.dataset()?;
@@ -114,30 +114,43 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
         let mut prompt_lines = String::new();
         for problem in &problems {
             problem_lines += &(serde_json::to_string(problem).unwrap_or_default() + "\n");
-            // `repo` is what repository-split cross-validation groups by:
-            // here the problem, so that its answers never straddle folds.
-            let text = serde_json::Value::from(problem.prompt.as_str());
-            let prompt = if chat {
-                serde_json::json!([{"role": "user", "content": text}])
-            } else {
-                text
-            };
-            // `code` is what fresh-context reflective templates show the judge.
-            let mut prompt = serde_json::json!({
-                "id": problem.id, "prompt": prompt, "code": problem.prompt,
-                "repo": problem.group.as_deref().unwrap_or(&problem.id),
-                "language": "python", "reference": problem.reference_answer,
-            });
-            // Turbulence's rounds: the same prompt asked again, with its own seed.
-            if let task::Oracle::Turbulence { round, .. } = problem.oracle {
-                prompt["seed_offset"] = (round - 1).into();
-            }
-            prompt_lines += &(prompt.to_string() + "\n");
+            let line = prompt_line(problem, chat);
+            prompt_lines += &(serde_json::to_string(&line).unwrap_or_default() + "\n");
         }
         write_atomic(&dir.join("problems.jsonl"), problem_lines.as_bytes())?;
         write_atomic(&dir.join("prompts.jsonl"), prompt_lines.as_bytes())?;
         Ok(())
     })
+}
+
+/// A problem's prompt line: its prompt as a chat turn or as text to
+/// continue, and the fields later stages read.
+fn prompt_line(problem: &Problem, chat: bool) -> PromptLine {
+    let prompt = if chat {
+        Prompt::Chat(vec![Message::new("user", problem.prompt.as_str())])
+    } else {
+        Prompt::Completion(problem.prompt.clone())
+    };
+    PromptLine {
+        id: problem.id.clone(),
+        prompt,
+        item: ItemFields {
+            // What fresh-context reflective templates show the judge.
+            code: Some(problem.prompt.clone()),
+            reference: Some(problem.reference_answer.clone()),
+            // What repository-split cross-validation groups by: here
+            // the problem, so that its answers never straddle folds.
+            repo: Some(problem.group.clone().unwrap_or_else(|| problem.id.clone())),
+            language: Some("python".into()),
+            // Turbulence's rounds: the same prompt asked again, with
+            // its own seed.
+            seed_offset: match problem.oracle {
+                task::Oracle::Turbulence { round, .. } => Some(u64::from(round - 1)),
+                _ => None,
+            },
+            ..ItemFields::default()
+        },
+    }
 }
 
 /// The dataset's problems; Turbulence's with the run's rounds, subsets and
@@ -198,45 +211,30 @@ fn sample(problems: Vec<Problem>, size: Option<usize>, seed: u64) -> Vec<Problem
 }
 
 pub(crate) fn read_problems(path: &Path) -> Result<Vec<Problem>, PipelineError> {
-    read_jsonl(path)?
-        .into_iter()
-        .map(|row| {
-            serde_json::from_value(row).map_err(|e| PipelineError::Artifact {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })
-        })
-        .collect()
+    read_jsonl(path)
 }
 
 /// The tokens of a generation row that spell its answer (seed 000 measures
-/// the answer, not the chat around it), at most 500; `None` when the row
-/// has no tokens.
-fn answer_tokens(dataset: Dataset, row: &serde_json::Value, text: &str) -> Option<[usize; 2]> {
-    let tokens: Vec<Token> = serde_json::from_value(row.get("tokens")?.clone()).ok()?;
-    let bytes = answer::measured_span(dataset.task(), text);
-    let range = token_range(&tokens, bytes);
+/// the answer, not the chat around it), at most 500 (an empty span when the
+/// row has no tokens).
+fn answer_tokens(dataset: Dataset, row: &GenerationRow) -> Option<[usize; 2]> {
+    let bytes = answer::measured_span(dataset.task(), &row.text);
+    let range = token_range(&row.tokens, bytes);
     let end = range.end.min(range.start + answer::MAX_ANSWER_TOKENS);
     Some([range.start, end])
 }
 
-/// Verdict lines with each intrinsic answer's own verdict added under
-/// `intrinsic` (`answer`, `correct`, `reason`).
-fn with_intrinsic(
-    lines: &str,
-    intrinsic: &[(usize, (&Problem, String))],
-    verdicts: &[task::Verdict],
-) -> String {
-    let mut rows: Vec<serde_json::Value> = lines
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap_or_default())
-        .collect();
-    for ((i, (_, answer)), verdict) in intrinsic.iter().zip(verdicts) {
-        let mut value = serde_json::to_value(verdict).unwrap_or_default();
-        value["answer"] = serde_json::json!(answer);
-        rows[*i]["intrinsic"] = value;
-    }
-    rows.iter().map(|row| row.to_string() + "\n").collect()
+/// The answer of a row's "Open the Oyster" intrinsic reply, where it has one.
+fn intrinsic_answer(dataset: Dataset, row: &GenerationRow) -> Option<String> {
+    let intrinsic = row.reflective.get(Measure::OysterIntrinsic.name())?;
+    // Split from the whole reply, so that generations written before
+    // multi-line answers were kept whole are re-read.
+    let reply = if intrinsic.reply.is_empty() {
+        intrinsic.answer.clone()?
+    } else {
+        split_intrinsic(&intrinsic.reply).0
+    };
+    Some(answer::extract(dataset.task(), &reply))
 }
 
 /// Judges each generation of one backend against its problem, sandboxed.
@@ -267,18 +265,16 @@ fn verdicts(
             let problems = read_problems(&dir.join("problems.jsonl"))?;
             let by_id: std::collections::HashMap<&str, &Problem> =
                 problems.iter().map(|p| (p.id.as_str(), p)).collect();
-            let rows = read_jsonl(&dir.join(&generations))?;
+            let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
             let mut pairs = Vec::with_capacity(rows.len());
-            let mut spans = Vec::with_capacity(rows.len());
             for row in &rows {
-                let id = text_field(row, "id");
-                let problem = *by_id
-                    .get(id.as_str())
-                    .ok_or_else(|| failed("judge", format!("{generations}: no problem `{id}`")))?;
-                let text = text_field(row, "text");
-                pairs.push((problem, answer::extract(dataset.task(), &text)));
-                spans.push(answer_tokens(dataset, row, &text));
+                let problem = *by_id.get(row.id.as_str()).ok_or_else(|| {
+                    failed("judge", format!("{generations}: no problem `{}`", row.id))
+                })?;
+                pairs.push((problem, answer::extract(dataset.task(), &row.text)));
             }
+            let spans: Vec<Option<[usize; 2]>> =
+                rows.iter().map(|row| answer_tokens(dataset, row)).collect();
             // "Open the Oyster": the intrinsic reply carries an answer of its
             // own, judged beside the main one.
             let intrinsic: Vec<(usize, (&Problem, String))> = rows
@@ -286,14 +282,7 @@ fn verdicts(
                 .zip(&pairs)
                 .enumerate()
                 .filter_map(|(i, (row, (problem, _)))| {
-                    // Split from the whole reply, so that generations written
-                    // before multi-line answers were kept whole are re-read.
-                    let intrinsic = &row["reflective"][Measure::OysterIntrinsic.name()];
-                    let reply = match intrinsic["reply"].as_str() {
-                        Some(reply) => split_intrinsic(reply).0,
-                        None => intrinsic["answer"].as_str()?.to_owned(),
-                    };
-                    Some((i, (*problem, answer::extract(dataset.task(), &reply))))
+                    Some((i, (*problem, intrinsic_answer(dataset, row)?)))
                 })
                 .collect();
             let all: Vec<(&Problem, String)> = pairs
@@ -317,12 +306,12 @@ fn verdicts(
             let mut verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
                 .map_err(|e| failed("judge", e))?;
             let intrinsic_verdicts = verdicts.split_off(pairs.len());
-            let mut lines = task::verdicts_jsonl(&pairs, &verdicts, &spans);
-            if !intrinsic.is_empty() {
-                lines = with_intrinsic(&lines, &intrinsic, &intrinsic_verdicts);
+            let mut rows = task::verdict_rows(&pairs, &verdicts, &spans);
+            for ((i, (_, answer)), verdict) in intrinsic.into_iter().zip(intrinsic_verdicts) {
+                rows[i].intrinsic = Some(JudgedAnswer { answer, verdict });
             }
             create_dir(&dir.join("verdicts"))?;
-            write_atomic(&dir.join(&output), lines.as_bytes())?;
+            write_atomic(&dir.join(&output), to_jsonl(&rows).as_bytes())?;
             Ok(())
         },
     )

@@ -17,13 +17,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::calibrate::metrics::{BinSpec, Sample};
-use crate::pipeline::artifacts::text_field;
 use crate::report::run::ReportTable;
 use crate::report::table::header;
-use crate::task::{Oracle, Problem};
+use crate::task::turbulence::job_params;
+use crate::task::{Oracle, Problem, VerdictRow};
 
 /// The confidence measure built from agreement across rounds.
 pub(super) const SELF_CONSISTENCY: &str = "self-consistency";
@@ -52,13 +50,12 @@ pub(super) struct MeasureView {
 }
 
 /// The answers of one model's verdict rows, read with their problems.
-pub(super) fn answers(problems: &[Problem], verdicts: &[Value]) -> Vec<Answer> {
+pub(super) fn answers(problems: &[Problem], verdicts: &[VerdictRow]) -> Vec<Answer> {
     let by_id: BTreeMap<&str, &Problem> = problems.iter().map(|p| (p.id.as_str(), p)).collect();
     verdicts
         .iter()
         .filter_map(|verdict| {
-            let id = text_field(verdict, "id");
-            let problem = by_id.get(id.as_str())?;
+            let problem = by_id.get(verdict.id.as_str())?;
             let Oracle::Turbulence {
                 question,
                 instance,
@@ -68,14 +65,13 @@ pub(super) fn answers(problems: &[Problem], verdicts: &[Value]) -> Vec<Answer> {
             else {
                 return None;
             };
-            let job: Value = serde_json::from_str(job).unwrap_or_default();
             Some(Answer {
-                id,
+                id: verdict.id.clone(),
                 question: *question,
                 instance: *instance,
-                params: job["params"].to_string(),
-                correct: verdict["correct"].as_bool() == Some(true),
-                reason: text_field(verdict, "reason"),
+                params: job_params(job),
+                correct: verdict.verdict.correct,
+                reason: verdict.verdict.reason.name().to_owned(),
             })
         })
         .collect()
@@ -84,13 +80,14 @@ pub(super) fn answers(problems: &[Problem], verdicts: &[Value]) -> Vec<Answer> {
 /// Each answer's self-consistency: the share of the other rounds of its
 /// instance whose answers behaved the same on the fuzz inputs (equal
 /// fingerprints); `None` when the instance has one round.
-pub(super) fn self_consistency(answers: &[Answer], verdicts: &[Value]) -> Vec<Option<f64>> {
+pub(super) fn self_consistency(answers: &[Answer], verdicts: &[VerdictRow]) -> Vec<Option<f64>> {
+    let fingerprint = |row: &VerdictRow| row.verdict.fingerprint.clone().unwrap_or_default();
     let mut by_instance: BTreeMap<(u32, u32), Vec<String>> = BTreeMap::new();
     for (answer, verdict) in answers.iter().zip(verdicts) {
         by_instance
             .entry((answer.question, answer.instance))
             .or_default()
-            .push(text_field(verdict, "fingerprint"));
+            .push(fingerprint(verdict));
     }
     answers
         .iter()
@@ -98,7 +95,7 @@ pub(super) fn self_consistency(answers: &[Answer], verdicts: &[Value]) -> Vec<Op
         .map(|(answer, verdict)| {
             let rounds = &by_instance[&(answer.question, answer.instance)];
             let others = rounds.len().checked_sub(1).filter(|&n| n > 0)?;
-            let own = text_field(verdict, "fingerprint");
+            let own = fingerprint(verdict);
             let alike = rounds.iter().filter(|f| **f == own).count() - 1;
             Some(alike as f64 / others as f64)
         })

@@ -133,7 +133,7 @@ impl Options {
 }
 
 /// How the judge finds static type errors (Table II's fifth row).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StaticCheck {
     /// Pylint's error-category messages, as the paper (falls back to
@@ -144,12 +144,11 @@ pub enum StaticCheck {
     Symtable,
 }
 
+crate::choices!(StaticCheck { Pylint => "pylint", Symtable => "symtable" });
+
 impl StaticCheck {
     pub fn name(self) -> &'static str {
-        match self {
-            StaticCheck::Pylint => "pylint",
-            StaticCheck::Symtable => "symtable",
-        }
+        crate::choice::Choice::choice_name(self)
     }
 }
 
@@ -256,6 +255,13 @@ pub fn problems(instances: &[Instance], options: &Options) -> Result<Vec<Problem
         }
     }
     Ok(problems)
+}
+
+/// The instance's parameters as JSON text, read from a problem's job:
+/// what names a neighbourhood in Turbulence's tables.
+pub fn job_params(job: &str) -> String {
+    let job: serde_json::Value = serde_json::from_str(job).unwrap_or_default();
+    job["params"].to_string()
 }
 
 /// The judge's job for an instance, without the answer.
