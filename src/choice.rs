@@ -58,8 +58,10 @@ pub fn fmt_choice<T: Choice>(value: T, f: &mut fmt::Formatter<'_>) -> fmt::Resul
     f.write_str(value.choice_name())
 }
 
-/// Implements [`Choice`] (and `Display`, as the name) for an enum from
-/// its variants and their names, with optional input aliases:
+/// Implements [`Choice`] for an enum from its variants and their names,
+/// with optional input aliases, and writes and reads it by name: `Display`,
+/// and serde's `Serialize` and `Deserialize` (an unknown name refused with
+/// the names there are):
 /// `choices!(Device { Auto => "auto", Cpu => "cpu" });`.
 #[macro_export]
 macro_rules! choices {
@@ -68,10 +70,38 @@ macro_rules! choices {
             const NAMES: &'static [(Self, &'static str)] = &[$((Self::$variant, $name)),+];
             $(const ALIASES: &'static [(Self, &'static str)] = &[$((Self::$alias_variant, $alias)),+];)?
         }
+        $crate::choice_io!($ty);
+    };
+}
 
-        impl std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+/// `Display`, `Serialize` and `Deserialize` by name for a type that
+/// implements [`Choice`] (what [`choices!`] adds; by hand for a choice
+/// whose values carry data).
+#[macro_export]
+macro_rules! choice_io {
+    ($ty:ty) => {
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 $crate::choice::fmt_choice(*self, f)
+            }
+        }
+
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str($crate::choice::Choice::choice_name(*self))
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                let text =
+                    <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?;
+                $crate::choice::parse_choice(&text).map_err(::serde::de::Error::custom)
             }
         }
     };
@@ -95,6 +125,21 @@ mod tests {
         assert_eq!(parse_choice::<Isolation>("netns"), Ok(Isolation::Unshare));
         assert_eq!(Isolation::Unshare.to_string(), "unshare");
         assert_eq!(Isolation::names(), ["auto", "unshare"]);
+    }
+
+    #[test]
+    fn a_choice_is_written_and_read_by_its_name() {
+        assert_eq!(
+            serde_json::to_string(&Isolation::Unshare).unwrap(),
+            "\"unshare\""
+        );
+        let read: Vec<Isolation> = serde_json::from_str(r#"["auto", "netns"]"#).unwrap();
+        assert_eq!(read, [Isolation::Auto, Isolation::Unshare]);
+        let error = serde_json::from_str::<Isolation>("\"box\"").unwrap_err();
+        assert!(
+            error.to_string().contains("expected one of: auto, unshare"),
+            "{error}"
+        );
     }
 
     #[test]

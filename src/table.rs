@@ -10,8 +10,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The file layouts codecal reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// Comma-separated values with a header row.
     Csv,

@@ -11,8 +11,7 @@ use super::binomial::clopper_pearson_interval;
 use super::runs::Run;
 
 /// How the confidence axis is cut into bins for ECE, MCE and the reliability diagram.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binning {
     /// Bins of equal width on [0, 1]; bin i holds (i/N, (i+1)/N], and 0 joins the first.
     EqualWidth,

@@ -9,11 +9,9 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
 
 /// The splitting strategies `codecal calibrate --cv` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CvStrategy {
     /// Seeded shuffle, then k contiguous folds of near-equal size.
     Kfold,

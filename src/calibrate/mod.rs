@@ -42,7 +42,7 @@ pub use cutoffs::{
 pub use cv::{CvError, CvStrategy, Folds};
 pub use data::{CalibrationData, ColumnSpec, DataError, LabelSource};
 pub use metrics::{Bin, BinSpec, Binning, Metrics, Sample};
-pub use rescale::{Method, Rescaler, RescalerParamError, RescalerParams};
+pub use rescale::{Method, MethodChoice, Rescaler, RescalerParamError, RescalerParams};
 
 /// Below this rescaled Brier skill score the rescaled confidences barely
 /// separate items, so a small ECE says nothing ("bucket collapse").

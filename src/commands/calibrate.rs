@@ -15,7 +15,7 @@ use codecal::calibrate::grouped::{GroupColumn, GroupedParams, calibrate_grouped}
 use codecal::calibrate::multical::MulticalibrationParams;
 use codecal::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, Calibrator, ColumnSpec, CutoffParams,
-    CvStrategy, LabelSource, Method, Procedure, Provenance,
+    CvStrategy, LabelSource, Method, MethodChoice, Procedure, Provenance,
 };
 use codecal::report;
 use codecal::table::{Format, Table};
@@ -229,33 +229,13 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<()> {
 }
 
 /// `--method`: a rescaler, or multicalibration on top of `--base`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum MethodChoice {
-    Rescale(Method),
-    Multicalibration,
-}
-
-impl MethodChoice {
-    fn base(self, base: Method) -> Method {
-        match self {
-            MethodChoice::Rescale(method) => method,
-            MethodChoice::Multicalibration => base,
-        }
-    }
-}
-
 fn method_choice(text: &str) -> Result<MethodChoice, String> {
-    if text == "multicalibration" {
-        return Ok(MethodChoice::Multicalibration);
-    }
-    Method::from_name(text)
-        .map(MethodChoice::Rescale)
-        .ok_or_else(|| {
-            format!(
-                "no method {text:?}; use {} or multicalibration",
-                Method::names().join(", ")
-            )
-        })
+    MethodChoice::from_name(text).ok_or_else(|| {
+        format!(
+            "no method {text:?}; use {} or multicalibration",
+            Method::names().join(", ")
+        )
+    })
 }
 
 /// The multicalibration settings of `--method multicalibration`, checked.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::PipelineError;
 use super::artifacts::stage_error;
-use super::config::{MULTICALIBRATION, RunConfig, enum_value};
+use super::config::RunConfig;
 use super::generation::generation_params;
 use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
@@ -19,6 +19,7 @@ use crate::calibrate::{
     BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
     CutoffParams, Provenance,
 };
+use crate::calibrate::{Method, MethodChoice};
 use crate::digest::sha256_hex;
 use crate::generate::row::GenerationRow;
 use crate::report::run::ReportTable;
@@ -33,17 +34,13 @@ pub(crate) const REPORT_REVISION: u32 = 9;
 /// The `[calibration]` section as the engine's options.
 pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
     let c = &config.calibration;
-    let (method, multicalibration) = if c.method == MULTICALIBRATION {
-        let base = c.base.as_deref().unwrap_or("platt");
-        let params = c.multicalibration.clone().unwrap_or_default();
-        (enum_value("calibration.base", base)?, Some(params))
-    } else {
-        (enum_value("calibration.method", &c.method)?, None)
-    };
+    let method = c.method.base(c.base.unwrap_or(Method::Platt));
+    let multicalibration = (c.method == MethodChoice::Multicalibration)
+        .then(|| c.multicalibration.clone().unwrap_or_default());
     Ok(CalibrateOptions {
         method,
         penalty: true,
-        cv: enum_value("calibration.cv", &config.calibration.cv)?,
+        cv: config.calibration.cv,
         folds: config.calibration.folds,
         bins: BinSpec {
             count: config.calibration.bins,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calibrate::multical::MulticalibrationParams;
 use crate::task::TaskKind;
+use crate::thresholds::file::OperatingPointName;
 
 /// The name of seed 000's length baseline among a task's confidence measures.
 pub const LENGTH_BASELINE: &str = "length_baseline";
@@ -28,7 +29,7 @@ pub struct RunConfig {
     /// `summarize` (the default), `synthesis`, `line-completion`,
     /// `cruxeval-output` or `cruxeval-input`.
     #[serde(default = "summarize")]
-    pub task: String,
+    pub task: TaskKind,
     /// The problems of a task other than `summarize`.
     #[serde(default)]
     pub dataset: DatasetConfig,
@@ -51,14 +52,14 @@ fn default_runs_dir() -> PathBuf {
     PathBuf::from("runs")
 }
 
-fn summarize() -> String {
-    "summarize".into()
+fn summarize() -> TaskKind {
+    TaskKind::Summarize
 }
 
 impl Default for CorpusConfig {
     fn default() -> Self {
         CorpusConfig {
-            source: "python-stdlib".into(),
+            source: CorpusSource::PythonStdlib,
             dir: None,
             language: None,
             repo_depth: 1,
@@ -75,7 +76,7 @@ impl Default for CorpusConfig {
 pub struct DatasetConfig {
     /// `humaneval`, `mbpp` or `mbpp-sanitized` for `synthesis`; implied by
     /// the other tasks.
-    pub name: Option<String>,
+    pub name: Option<Dataset>,
     /// The dataset's file (line completion: a Python source tree). Default:
     /// HumanEval as the set-up installs it; the Python standard library for
     /// line completion.
@@ -88,7 +89,7 @@ pub struct DatasetConfig {
     /// Sandboxed programs at once.
     pub jobs: usize,
     /// `auto`, `bubblewrap` or `unshare` (`netns`, its former name).
-    pub isolation: String,
+    pub isolation: crate::sandbox::IsolationChoice,
     /// Turbulence: independent answers per instance (the paper's 5).
     pub rounds: u32,
     /// Turbulence: the questions to ask (1..=60; all when empty).
@@ -120,7 +121,7 @@ impl Default for DatasetConfig {
             seed: 0,
             timeout_s: 3.0,
             jobs: 2,
-            isolation: "auto".into(),
+            isolation: crate::sandbox::IsolationChoice::Auto,
             rounds: 5,
             questions: Vec::new(),
             instances: None,
@@ -133,15 +134,28 @@ impl Default for DatasetConfig {
     }
 }
 
+/// Where a summarization run's functions come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CorpusSource {
+    /// Mined from the local Python's standard library.
+    PythonStdlib,
+    /// Mined from a source tree (`corpus.dir`).
+    Mine,
+    /// CodeXGLUE code-to-text JSONL files (`corpus.paths`).
+    Codexglue,
+}
+
+crate::choices!(CorpusSource { PythonStdlib => "python-stdlib", Mine => "mine", Codexglue => "codexglue" });
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CorpusConfig {
     /// `python-stdlib` (mined from the local Python), `mine` (a directory) or `codexglue` (JSONL files).
-    pub source: String,
+    pub source: CorpusSource,
     /// `mine`: the source tree.
     pub dir: Option<PathBuf>,
     /// `mine`: `python` or `java`.
-    pub language: Option<String>,
+    pub language: Option<crate::corpus::mine::Language>,
     /// `mine` and `python-stdlib`: path components that make a record's repo.
     #[serde(default = "one")]
     pub repo_depth: usize,
@@ -159,18 +173,18 @@ pub struct CorpusConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalConfig {
     /// `rank-bm25` (the seed's exact BM25) or `tantivy`.
-    pub mode: String,
+    pub mode: crate::retrieve::RetrieveMode,
     pub k: usize,
-    /// `same-repo` or `none`.
-    pub exclude: String,
+    /// `same-repo` or `self` (only the query itself).
+    pub exclude: crate::retrieve::Exclude,
 }
 
 impl Default for RetrievalConfig {
     fn default() -> Self {
         RetrievalConfig {
-            mode: "rank-bm25".into(),
+            mode: crate::retrieve::RetrieveMode::RankBm25,
             k: 3,
-            exclude: "same-repo".into(),
+            exclude: crate::retrieve::Exclude::SameRepo,
         }
     }
 }
@@ -181,7 +195,7 @@ pub struct PromptConfig {
     /// A template file with [exemplar] and [query] blocks; default the seed's.
     pub template: Option<PathBuf>,
     /// `completion` or `chat`.
-    pub style: Option<String>,
+    pub style: Option<crate::prompt::PromptStyle>,
     /// Estimated-token budget (characters / 4).
     pub max_prompt_tokens: Option<usize>,
     /// Summaries: each exemplar's and the query's code followed by ASAP's
@@ -256,7 +270,7 @@ pub struct GenerationConfig {
     pub seed: u64,
     pub first_k: Option<usize>,
     /// Reflective measures to ask for (names as `codecal generate --reflective`).
-    pub reflective: Vec<String>,
+    pub reflective: Vec<crate::confidence::reflective::Measure>,
     pub template_dir: Option<PathBuf>,
     /// Answers sampled per prompt besides the main one, for confidence
     /// from agreement: 0 (none) or 2 to `MAX_SAMPLES`. Left out of the
@@ -301,11 +315,11 @@ pub struct ScoringConfig {
     pub metric: String,
     /// The thresholds file for that metric (written by `codecal thresholds`).
     pub thresholds: PathBuf,
-    pub operating_points: Vec<String>,
+    pub operating_points: Vec<OperatingPointName>,
     /// Tokenization of the lexical metrics: `codexglue` or `whitespace`.
-    pub tokenization: String,
+    pub tokenization: crate::score::Tokenization,
     /// Where the embedding model runs: `auto`, `cpu` or `cuda`.
-    pub device: String,
+    pub device: crate::score::Device,
 }
 
 impl Default for ScoringConfig {
@@ -314,12 +328,12 @@ impl Default for ScoringConfig {
             metric: "sbert_cosine01".into(),
             thresholds: PathBuf::from(DEFAULT_SBERT_THRESHOLDS),
             operating_points: vec![
-                "best-f1".into(),
-                "high-precision".into(),
-                "high-recall".into(),
+                OperatingPointName::BestF1,
+                OperatingPointName::HighPrecision,
+                OperatingPointName::HighRecall,
             ],
-            tokenization: "codexglue".into(),
-            device: "auto".into(),
+            tokenization: crate::score::Tokenization::Codexglue,
+            device: crate::score::Device::Auto,
         }
     }
 }
@@ -329,8 +343,8 @@ impl Default for ScoringConfig {
 pub struct CalibrationConfig {
     /// Intrinsic measures to calibrate (see `confidence::TOKEN_MEASURES`).
     pub confidence: Vec<String>,
-    pub method: String,
-    pub cv: String,
+    pub method: crate::calibrate::MethodChoice,
+    pub cv: crate::calibrate::CvStrategy,
     pub folds: usize,
     pub bins: usize,
     pub bootstrap: usize,
@@ -350,7 +364,7 @@ pub struct CalibrationConfig {
     pub min_coverage: Option<f64>,
     /// With `method = "multicalibration"`: the base rescaler (default platt).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub base: Option<String>,
+    pub base: Option<crate::calibrate::Method>,
     /// With `method = "multicalibration"`: the columns whose groups are
     /// calibrated (see `multicalibration::GROUP_FEATURES`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -373,8 +387,8 @@ impl Default for CalibrationConfig {
     fn default() -> Self {
         CalibrationConfig {
             confidence: vec!["average_token_probability".into()],
-            method: "platt".into(),
-            cv: "group".into(),
+            method: crate::calibrate::MethodChoice::Rescale(crate::calibrate::Method::Platt),
+            cv: crate::calibrate::CvStrategy::Group,
             folds: 5,
             bins: 10,
             bootstrap: 1000,
@@ -391,9 +405,6 @@ impl Default for CalibrationConfig {
         }
     }
 }
-
-/// `[calibration] method` for multicalibration after `base`.
-pub(crate) const MULTICALIBRATION: &str = "multicalibration";
 
 fn yes() -> bool {
     true
@@ -447,6 +458,35 @@ pub fn enum_value<T: Choice>(key: &str, value: &str) -> Result<T, ConfigError> {
     parse_choice(value).map_err(|e| key_error(key, e.to_string()))
 }
 
+/// A TOML error at byte `at` of `text`: its line and, where the line sets
+/// a key, the key with its table (`line 12: calibration.method: ...`).
+fn located_message(text: &str, at: usize, message: &str) -> String {
+    let before = &text[..at.min(text.len())];
+    let line = before.lines().count().max(1);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    // Named only when the error points at the value of a `key = value`
+    // line (a missing field points at its whole table).
+    let column = at.saturating_sub(line_start);
+    let key = text[line_start..]
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('='))
+        .filter(|(key, _)| column > key.len())
+        .map(|(key, _)| key.trim())
+        .filter(|key| !key.is_empty() && !key.starts_with('#'));
+    let table = before[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim());
+    match (table, key) {
+        (Some(table), Some(key)) => format!("line {line}: {table}.{key}: {message}"),
+        (None, Some(key)) => format!("line {line}: {key}: {message}"),
+        _ => format!("line {line}: {message}"),
+    }
+}
+
 impl RunConfig {
     /// Reads a config file; its relative paths are taken from the file's directory.
     /// The embedded default (`configs/default.toml`), its paths relative to
@@ -472,17 +512,12 @@ impl RunConfig {
     /// Parses config text; `source` names it in errors and relative paths
     /// are joined to `base` (`runs_dir` stays relative to the working directory).
     pub fn parse(text: &str, source: &Path, base: &Path) -> Result<RunConfig, ConfigError> {
-        let mut config: RunConfig = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
-            ConfigError::Parse {
-                path: source.to_owned(),
-                message: match line {
-                    Some(line) => format!("line {line}: {}", e.message()),
-                    None => e.message().to_owned(),
-                },
-            }
+        let mut config: RunConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: source.to_owned(),
+            message: match e.span() {
+                Some(span) => located_message(text, span.start, e.message()),
+                None => e.message().to_owned(),
+            },
         })?;
         let resolve = |p: &mut PathBuf| {
             if p.is_relative() {
@@ -499,28 +534,23 @@ impl RunConfig {
         Ok(config)
     }
 
-    pub fn task(&self) -> Result<TaskKind, ConfigError> {
-        enum_value("task", &self.task)
+    pub fn task(&self) -> TaskKind {
+        self.task
     }
 
     /// The dataset a task other than `summarize` reads.
     pub fn dataset(&self) -> Result<Dataset, ConfigError> {
-        let implied = match self.task()? {
+        let implied = match self.task {
             TaskKind::Summarize => None,
             TaskKind::Synthesis => {
-                return match &self.dataset.name {
-                    Some(name) => {
-                        let dataset = enum_value("dataset.name", name)?;
-                        match dataset {
-                            Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => {
-                                Ok(dataset)
-                            }
-                            _ => Err(key_error(
-                                "dataset.name",
-                                "synthesis takes humaneval, mbpp or mbpp-sanitized",
-                            )),
-                        }
-                    }
+                return match self.dataset.name {
+                    Some(dataset) => match dataset {
+                        Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => Ok(dataset),
+                        _ => Err(key_error(
+                            "dataset.name",
+                            "synthesis takes humaneval, mbpp or mbpp-sanitized",
+                        )),
+                    },
                     None => Ok(Dataset::Humaneval),
                 };
             }
@@ -548,3 +578,56 @@ pub const MAX_PARALLEL: usize = 64;
 
 /// The most answers `[generation] samples` may ask per prompt.
 pub const MAX_SAMPLES: usize = 50;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_error(text: &str) -> String {
+        RunConfig::parse(text, Path::new("run.toml"), Path::new("."))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_wrong_choice_is_refused_at_parsing_naming_the_key_and_the_values() {
+        let error = parse_error("name = \"r\"\n\n[calibration]\nmethod = \"plat\"\n");
+        assert!(
+            error.starts_with("run.toml: line 4: calibration.method: unknown value \"plat\""),
+            "{error}"
+        );
+        assert!(error.contains("platt, platt-ln"), "{error}");
+        assert!(error.contains("multicalibration"), "{error}");
+        let error = parse_error("name = \"r\"\ntask = \"translation\"\n");
+        assert!(error.contains("line 2: task: unknown value"), "{error}");
+        assert!(error.contains("cruxeval-output"), "{error}");
+        // A missing key names no key of another line.
+        let error = parse_error("name = \"r\"\n");
+        assert!(error.contains("missing field `backends`"), "{error}");
+        assert!(!error.contains("name: missing"), "{error}");
+        let error =
+            parse_error("name = \"r\"\n[generation]\nreflective = [\"ask-true\", \"ask\"]\n");
+        assert!(
+            error.contains("generation.reflective: unknown value \"ask\""),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn choices_read_back_as_the_strings_they_were_written_as() {
+        // A run's stage hashes take its config sections as JSON: typed
+        // choices must serialise to the names the file gave.
+        let text = "name = \"r\"\ntask = \"cruxeval-input\"\n[[backends]]\nkind = \"local\"\n\
+                    [prompt]\nstyle = \"chat\"\n\
+                    [calibration]\nmethod = \"platt-ln\"\ncv = \"group\"\n\
+                    [dataset]\nisolation = \"unshare\"\n";
+        let config = RunConfig::parse(text, Path::new("run.toml"), Path::new(".")).unwrap();
+        let json = serde_json::to_value(&config).unwrap();
+        assert_eq!(json["task"], "cruxeval-input");
+        assert_eq!(json["prompt"]["style"], "chat");
+        assert_eq!(json["calibration"]["method"], "platt-ln");
+        assert_eq!(json["calibration"]["cv"], "group");
+        assert_eq!(json["dataset"]["isolation"], "unshare");
+        assert_eq!(json["scoring"]["operating_points"][0], "best-f1");
+    }
+}

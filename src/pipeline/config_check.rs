@@ -7,12 +7,11 @@ use std::path::Path;
 
 use super::config::*;
 use super::multicalibration::GROUP_FEATURES;
-use crate::calibrate::{CvStrategy, Method};
+use crate::calibrate::{Method, MethodChoice};
 use crate::confidence::TOKEN_MEASURES;
-use crate::confidence::reflective::Measure;
 use crate::task::TaskKind;
 use crate::task::datasets::Dataset;
-use crate::thresholds::file::{OperatingPointName, read_threshold};
+use crate::thresholds::file::read_threshold;
 impl RunConfig {
     /// Checks everything that can be checked without running a stage, the
     /// servers included (each answers; each pool endpoint serves its model).
@@ -45,17 +44,12 @@ impl RunConfig {
                 ),
             ));
         }
-        if self.task()? != TaskKind::Summarize {
+        if self.task() != TaskKind::Summarize {
             return self.check_task(servers);
         }
         self.check_corpus()?;
-        enum_value::<crate::retrieve::RetrieveMode>("retrieval.mode", &self.retrieval.mode)?;
-        enum_value::<crate::retrieve::Exclude>("retrieval.exclude", &self.retrieval.exclude)?;
         if self.retrieval.k == 0 {
             return Err(key_error("retrieval.k", "must be at least 1"));
-        }
-        if let Some(style) = &self.prompt.style {
-            enum_value::<crate::prompt::PromptStyle>("prompt.style", style)?;
         }
         if let Some(template) = &self.prompt.template {
             must_exist("prompt.template", template)?;
@@ -76,11 +70,8 @@ impl RunConfig {
             check_backend(&format!("backends[{i}]"), backend, servers)?;
         }
         super::generation::check_generators(self)?;
-        for name in &self.generation.reflective {
-            enum_value::<Measure>("generation.reflective", name)?;
-        }
         for name in &self.calibration.confidence {
-            let baseline = name == LENGTH_BASELINE && self.task()? != TaskKind::Summarize;
+            let baseline = name == LENGTH_BASELINE && self.task() != TaskKind::Summarize;
             if !TOKEN_MEASURES.contains(&name.as_str()) && !baseline {
                 return Err(key_error(
                     "calibration.confidence",
@@ -93,7 +84,6 @@ impl RunConfig {
         }
         self.check_rescaling()?;
         self.check_combine()?;
-        enum_value::<CvStrategy>("calibration.cv", &self.calibration.cv)?;
         self.check_ranges()
     }
 
@@ -103,7 +93,7 @@ impl RunConfig {
         if combine.is_empty() {
             return Ok(());
         }
-        if self.task()? == TaskKind::Summarize {
+        if self.task() == TaskKind::Summarize {
             return Err(key_error(
                 "calibration.combine",
                 "a learned combination is made in task runs only",
@@ -113,8 +103,13 @@ impl RunConfig {
             .calibration
             .confidence
             .iter()
-            .chain(&self.generation.reflective)
             .cloned()
+            .chain(
+                self.generation
+                    .reflective
+                    .iter()
+                    .map(|m| m.name().to_owned()),
+            )
             .collect();
         if self.generation.samples > 0 {
             known.extend(crate::confidence::agreement::CODE_MEASURES.map(String::from));
@@ -143,8 +138,7 @@ impl RunConfig {
     /// The method (or multicalibration, its base and its group features).
     fn check_rescaling(&self) -> Result<(), ConfigError> {
         let c = &self.calibration;
-        if c.method != MULTICALIBRATION {
-            enum_value::<Method>("calibration.method", &c.method)?;
+        if c.method != MethodChoice::Multicalibration {
             if !c.group_features.is_empty() || c.multicalibration.is_some() {
                 return Err(key_error(
                     "calibration.group_features",
@@ -153,7 +147,7 @@ impl RunConfig {
             }
             return Ok(());
         }
-        let base = enum_value::<Method>("calibration.base", c.base.as_deref().unwrap_or("platt"))?;
+        let base = c.base.unwrap_or(Method::Platt);
         if base == Method::None {
             return Err(key_error(
                 "calibration.base",
@@ -275,13 +269,13 @@ impl RunConfig {
             "above 0 and below 1",
         )?;
         let d = &self.dataset;
-        if self.prompt.asap && self.task()? != TaskKind::Summarize {
+        if self.prompt.asap && self.task() != TaskKind::Summarize {
             return Err(key_error(
                 "prompt.asap",
                 "ASAP's facts are for summaries (task = \"summarize\") only",
             ));
         }
-        if self.task()? != TaskKind::Summarize {
+        if self.task() != TaskKind::Summarize {
             within(
                 "dataset.timeout_s",
                 d.timeout_s.is_finite() && d.timeout_s > 0.0 && d.timeout_s <= 3600.0,
@@ -319,10 +313,6 @@ impl RunConfig {
                 "must be at least 1, or unset for all",
             ));
         }
-        enum_value::<crate::sandbox::IsolationChoice>(
-            "dataset.isolation",
-            &self.dataset.isolation,
-        )?;
         if dataset == Dataset::Turbulence {
             self.check_turbulence()?;
         }
@@ -366,17 +356,22 @@ impl RunConfig {
 
     fn check_corpus(&self) -> Result<(), ConfigError> {
         let corpus = &self.corpus;
-        match corpus.source.as_str() {
-            "python-stdlib" => Ok(()),
-            "mine" => {
+        match corpus.source {
+            CorpusSource::PythonStdlib => Ok(()),
+            CorpusSource::Mine => {
                 let dir = corpus.dir.as_ref().ok_or_else(|| {
                     key_error("corpus.dir", "needed when corpus.source = \"mine\"")
                 })?;
                 must_exist("corpus.dir", dir)?;
-                let language = corpus.language.as_deref().unwrap_or("");
-                enum_value::<crate::corpus::mine::Language>("corpus.language", language).map(|_| ())
+                match corpus.language {
+                    Some(_) => Ok(()),
+                    None => Err(key_error(
+                        "corpus.language",
+                        "needed when corpus.source = \"mine\" (python or java)",
+                    )),
+                }
             }
-            "codexglue" => {
+            CorpusSource::Codexglue => {
                 if corpus.paths.is_empty() {
                     return Err(key_error(
                         "corpus.paths",
@@ -388,24 +383,18 @@ impl RunConfig {
                     .iter()
                     .try_for_each(|p| must_exist("corpus.paths", p))
             }
-            other => Err(key_error(
-                "corpus.source",
-                format!("unknown value {other:?} (expected python-stdlib, mine or codexglue)"),
-            )),
         }
     }
 
     fn check_scoring(&self) -> Result<(), ConfigError> {
         let scoring = &self.scoring;
         must_exist("scoring.thresholds", &scoring.thresholds)?;
-        enum_value::<crate::score::Tokenization>("scoring.tokenization", &scoring.tokenization)?;
-        let device = enum_value::<crate::score::Device>("scoring.device", &scoring.device)?;
-        crate::models::uses_cuda(device).map_err(|e| key_error("scoring.device", e.to_string()))?;
+        crate::models::uses_cuda(scoring.device)
+            .map_err(|e| key_error("scoring.device", e.to_string()))?;
         if scoring.operating_points.is_empty() {
             return Err(key_error("scoring.operating_points", "name at least one"));
         }
-        for point in &scoring.operating_points {
-            let point = enum_value::<OperatingPointName>("scoring.operating_points", point)?;
+        for &point in &scoring.operating_points {
             let found = read_threshold(&scoring.thresholds, point)
                 .map_err(|e| key_error("scoring.thresholds", e.to_string()))?;
             if found.metric != scoring.metric {

@@ -16,7 +16,7 @@ pub(crate) fn open_minilm(
     stage: &str,
 ) -> Result<crate::score::OnnxEmbedder, PipelineError> {
     use crate::score::{EmbedOptions, OnnxEmbedder};
-    let device = super::config::enum_value("scoring.device", &config.scoring.device)?;
+    let device = config.scoring.device;
     let files = home
         .ensure_minilm_on(device)
         .map_err(|e| failed(stage, e))?;

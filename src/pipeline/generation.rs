@@ -142,7 +142,7 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
 /// is unset, the task's default.
 pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineError> {
     let g = &config.generation;
-    let task = config.task()?;
+    let task = config.task();
     let (max_tokens, stop) = match task {
         TaskKind::Summarize => {
             let params = Params::default();
@@ -169,18 +169,13 @@ pub(crate) fn generations(
     books: &mut Books,
 ) -> Result<(), PipelineError> {
     let label = generator.label.as_str();
-    let wording = match config.task()? {
+    let wording = match config.task() {
         TaskKind::Summarize => Wording::Summary,
         _ => Wording::Code,
     };
     let templates = Templates::load(config.generation.template_dir.as_deref(), wording)
         .map_err(|e| failed("generate", e))?;
-    let reflective: Vec<Measure> = config
-        .generation
-        .reflective
-        .iter()
-        .map(|name| enum_value("generation.reflective", name))
-        .collect::<Result<_, _>>()?;
+    let reflective: Vec<Measure> = config.generation.reflective.clone();
     let mut inputs = vec![
         books.file_hash("prompts.jsonl")?,
         answer_section(generator.members[0]),

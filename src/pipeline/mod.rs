@@ -205,7 +205,7 @@ pub(crate) fn run_in(
     };
     books.manifest.codecal_version = env!("CARGO_PKG_VERSION").to_owned();
     books.manifest.set_config(config);
-    match config.task()? {
+    match config.task() {
         crate::task::TaskKind::Summarize => summarize::run(config, &mut books)?,
         _ => tasks::run(config, &mut books)?,
     }

@@ -53,7 +53,7 @@ fn run_header(
     hashes.extend(installed_hashes());
     RunHeader {
         name: config.name.clone(),
-        task: config.task.clone(),
+        task: config.task.to_string(),
         models: models.to_vec(),
         data,
         items,

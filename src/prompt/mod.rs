@@ -81,8 +81,7 @@ impl Template {
 }
 
 /// How the prompt is sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PromptStyle {
     /// One string for a completion endpoint.
     #[default]

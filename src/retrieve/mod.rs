@@ -9,7 +9,6 @@ pub mod bm25;
 pub mod index;
 
 use rayon::prelude::*;
-use serde::Serialize;
 
 pub use bm25::{Bm25Okapi, Bm25Params};
 pub use index::{CodeIndex, IndexError, code_tokens};
@@ -19,8 +18,7 @@ use crate::generate::row::{ExemplarRef, ItemFields, PromptLine};
 use crate::prompt::{PromptStyle, Shot, Template};
 
 /// Which pool records a query may not get as exemplars, beyond itself.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Exclude {
     /// Only the query itself (a pool record with the query's id).
     #[default]

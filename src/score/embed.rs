@@ -7,8 +7,6 @@
 //! each in its own session (see [`ThreadPlan`]). With the `onnx` feature off,
 //! construction fails with an error that names the feature.
 
-use serde::Serialize;
-
 /// The embedding of one text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Embedding {
@@ -19,8 +17,7 @@ pub struct Embedding {
 }
 
 /// Where inference runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Device {
     /// CUDA when a GPU set-up is present, else the CPU.
     #[default]

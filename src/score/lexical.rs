@@ -11,8 +11,7 @@ use regex::Regex;
 use serde::Serialize;
 
 /// How texts are split into tokens for the lexical metrics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tokenization {
     /// Lower-case and split punctuation as the CodeXGLUE code-to-text evaluator
     /// (bleu.py, after NIST mteval-v11a) does.

@@ -20,8 +20,7 @@ use super::{Oracle, Problem, TaskKind};
 use crate::corpus::{CorpusError, read_text};
 
 /// The datasets codecal reads, by the names users give them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dataset {
     Humaneval,
     Mbpp,

@@ -21,8 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::sandbox::{Ending, Execution, IsolationChoice, Limits, Sandbox, SandboxError};
 
 /// The kinds of task `codecal` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
     Summarize,
     Synthesis,

@@ -17,11 +17,7 @@ crate::choices!(OperatingPointName { BestF1 => "best-f1", HighPrecision => "high
 impl OperatingPointName {
     /// The TOML section of this point.
     pub fn section(self) -> &'static str {
-        match self {
-            OperatingPointName::BestF1 => "best-f1",
-            OperatingPointName::HighPrecision => "high-precision",
-            OperatingPointName::HighRecall => "high-recall",
-        }
+        crate::choice::Choice::choice_name(self)
     }
 }
 

@@ -44,8 +44,7 @@ fn named_columns<'t>(
 }
 
 /// Which ratings decide an item's label, and the cutoff on their mean.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LabelRule {
     /// Mean of the ratings of the candidate (Haque: source = baseline), as the summarization seed.
     BaselineMean,

@@ -13,14 +13,11 @@
 //! Not here: the grid, the sides (accept or reject) and what a chosen cutoff
 //! reports (`cutoffs`).
 
-use serde::{Deserialize, Serialize};
-
 use super::ranked::Ranked;
 use crate::calibrate::binomial::binomial_cdf;
 
 /// How the candidate cutoffs are tested.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Procedure {
     /// Fixed sequence over the fine grid, strictest first, passing over
     /// underpowered cutoffs; stops at the first failure. The most powerful

@@ -11,15 +11,14 @@ mod logistic;
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use histogram::{HistogramBinning, HistogramParamError, HistogramParams, HistogramValidParams};
 pub use isotonic::{Isotonic, IsotonicParams};
 pub use logistic::{CLIP, Feature, FitError, ParamError, Platt, PlattParams, PlattValidParams};
 
 /// The rescaling methods `codecal calibrate --method` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     /// Logistic regression on logit(p) (Platt scaling).
     Platt,
@@ -38,6 +37,39 @@ pub enum Method {
 }
 
 crate::choices!(Method { Platt => "platt", PlattLn => "platt-ln", PlattP => "platt-p", Temperature => "temperature", Isotonic => "isotonic", Histogram => "histogram", None => "none" });
+
+/// What a calibration fits: one rescaler, or multicalibration on top of a
+/// base rescaler (`calibrate --method`, a run's `calibration.method`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodChoice {
+    Rescale(Method),
+    Multicalibration,
+}
+
+impl MethodChoice {
+    /// The rescaler fitted first: the method itself, or `base` under
+    /// multicalibration.
+    pub fn base(self, base: Method) -> Method {
+        match self {
+            MethodChoice::Rescale(method) => method,
+            MethodChoice::Multicalibration => base,
+        }
+    }
+}
+
+impl crate::choice::Choice for MethodChoice {
+    const NAMES: &'static [(Self, &'static str)] = &[
+        (MethodChoice::Rescale(Method::Platt), "platt"),
+        (MethodChoice::Rescale(Method::PlattLn), "platt-ln"),
+        (MethodChoice::Rescale(Method::PlattP), "platt-p"),
+        (MethodChoice::Rescale(Method::Temperature), "temperature"),
+        (MethodChoice::Rescale(Method::Isotonic), "isotonic"),
+        (MethodChoice::Rescale(Method::Histogram), "histogram"),
+        (MethodChoice::Rescale(Method::None), "none"),
+        (MethodChoice::Multicalibration, "multicalibration"),
+    ];
+}
+crate::choice_io!(MethodChoice);
 
 /// Checked settings for fitting the chosen [`Method`].
 #[derive(Clone, Debug)]

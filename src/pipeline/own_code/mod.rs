@@ -277,10 +277,7 @@ fn prompt_rows(
 ) -> Result<Vec<PromptRow>, PipelineError> {
     let template =
         Template::parse(template_text, "prompt.template").map_err(|e| failed("summarize", e))?;
-    let style = match &config.prompt.style {
-        Some(s) => super::config::enum_value::<PromptStyle>("prompt.style", s)?,
-        None => PromptStyle::Completion,
-    };
+    let style = config.prompt.style.unwrap_or(PromptStyle::Completion);
     let options = PromptOptions {
         template: &template,
         style,

@@ -62,7 +62,7 @@ pub(super) fn stage(
         books.file_hash(&generations)?,
         hash_strings(&[
             cut.to_string(),
-            config.scoring.device.clone(),
+            config.scoring.device.to_string(),
             include_str!("../../confidence/agreement.rs").to_owned(),
         ]),
     ];

@@ -18,7 +18,7 @@ use crate::pipeline::artifacts::{read_jsonl, stage_error};
 use crate::pipeline::calibration::{
     CellFiles, calibrate_options, generator, subgroup_rows, tertiles,
 };
-use crate::pipeline::config::{RunConfig, enum_value};
+use crate::pipeline::config::RunConfig;
 use crate::pipeline::multicalibration::{ItemFacts, code_clusters, feature_columns};
 use crate::pipeline::sampled::merge_agreement;
 use crate::pipeline::sources::tokens_per_item;
@@ -26,7 +26,7 @@ use crate::report::run::{CellView, ItemText, ItemView};
 use crate::report::table::grid_csv;
 use crate::report::table::with_ci;
 use crate::table::{Format, Table};
-use crate::thresholds::file::{OperatingPointName, read_threshold};
+use crate::thresholds::file::read_threshold;
 
 /// The summarization seed's Table I columns, in its order, with the score
 /// column each reads; InferSent has none (see [`INFERSENT`]).
@@ -152,8 +152,7 @@ pub(super) fn gather(
 /// Each operating point of the config with its threshold from the thresholds file.
 fn operating_points(config: &RunConfig) -> Result<Vec<(String, f64)>, PipelineError> {
     let mut points = Vec::new();
-    for name in &config.scoring.operating_points {
-        let point: OperatingPointName = enum_value("scoring.operating_points", name)?;
+    for &point in &config.scoring.operating_points {
         let threshold = read_threshold(&config.scoring.thresholds, point)
             .map_err(stage_error)?
             .threshold;
@@ -174,7 +173,7 @@ fn summary_measures(config: &RunConfig) -> Vec<(String, bool)> {
         .generation
         .reflective
         .iter()
-        .map(|m| (m.clone(), true));
+        .map(|m| (m.name().to_owned(), true));
     let agreement = SUMMARY_MEASURES
         .iter()
         .filter(|_| samples)

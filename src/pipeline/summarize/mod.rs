@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::artifacts::{ArtifactError, failed, read_jsonl, section};
-use super::config::{RunConfig, enum_value};
+use super::config::{CorpusSource, RunConfig};
 use super::generation::{generations, generators};
 use super::{Books, PipelineError, file_sha256, hash_strings};
 use crate::artifact::{create_dir, write_atomic};
@@ -21,7 +21,7 @@ use crate::corpus::{Record, dedupe, read_codexglue, to_jsonl};
 use crate::generate::row::GenerationRow;
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
-use crate::retrieve::{ExemplarSearch, PromptOptions, RetrieveMode};
+use crate::retrieve::{ExemplarSearch, PromptOptions};
 
 pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     records(config, books)?;
@@ -63,8 +63,8 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
 fn records(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     let corpus = &config.corpus;
     let mut inputs = vec![section(corpus)];
-    match corpus.source.as_str() {
-        "codexglue" => {
+    match corpus.source {
+        CorpusSource::Codexglue => {
             for path in &corpus.paths {
                 inputs.push(file_sha256(path)?);
             }
@@ -79,8 +79,8 @@ fn records(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
 }
 
 fn mine_root(config: &RunConfig) -> Result<PathBuf, PipelineError> {
-    match config.corpus.source.as_str() {
-        "python-stdlib" => python_stdlib().map_err(|e| failed("records", e)),
+    match config.corpus.source {
+        CorpusSource::PythonStdlib => python_stdlib().map_err(|e| failed("records", e)),
         _ => Ok(config.corpus.dir.clone().unwrap_or_default()),
     }
 }
@@ -88,7 +88,7 @@ fn mine_root(config: &RunConfig) -> Result<PathBuf, PipelineError> {
 fn read_corpus(config: &RunConfig) -> Result<Vec<Record>, PipelineError> {
     let corpus = &config.corpus;
     let mut records = Vec::new();
-    if corpus.source == "codexglue" {
+    if corpus.source == CorpusSource::Codexglue {
         for path in &corpus.paths {
             records.extend(
                 read_codexglue(path, false)
@@ -99,9 +99,11 @@ fn read_corpus(config: &RunConfig) -> Result<Vec<Record>, PipelineError> {
         dedupe(&mut records);
         return Ok(records);
     }
-    let language = match corpus.source.as_str() {
-        "python-stdlib" => Language::Python,
-        _ => enum_value::<Language>("corpus.language", corpus.language.as_deref().unwrap_or(""))?,
+    let language = match corpus.source {
+        CorpusSource::PythonStdlib => Language::Python,
+        _ => corpus
+            .language
+            .ok_or_else(|| failed("records", "corpus.language is not set"))?,
     };
     let root = mine_root(config)?;
     let options = MineOptions {
@@ -172,12 +174,8 @@ fn prompts(config: &RunConfig, books: &mut Books) -> Result<(), PipelineError> {
     books.stage("prompts", &inputs, &["prompts.jsonl".into()], 0, |dir| {
         let template =
             Template::parse(&template_text, "prompt.template").map_err(|e| failed("prompts", e))?;
-        let style = match &config.prompt.style {
-            Some(s) => enum_value::<PromptStyle>("prompt.style", s)?,
-            None => PromptStyle::Completion,
-        };
-        let mode = enum_value::<RetrieveMode>("retrieval.mode", &config.retrieval.mode)?;
-        let exclude = enum_value("retrieval.exclude", &config.retrieval.exclude)?;
+        let style = config.prompt.style.unwrap_or(PromptStyle::Completion);
+        let (mode, exclude) = (config.retrieval.mode, config.retrieval.exclude);
         let pools = by_language(read_records(&dir.join("pool.jsonl"))?);
         let mut out = String::new();
         for (language, queries) in by_language(read_records(&dir.join("queries.jsonl"))?) {
@@ -214,8 +212,8 @@ fn scores(
     let generations = format!("generations/{label}.jsonl");
     let inputs = vec![
         books.file_hash(&generations)?,
-        config.scoring.tokenization.clone(),
-        config.scoring.device.clone(),
+        config.scoring.tokenization.to_string(),
+        config.scoring.device.to_string(),
     ];
     let output = format!("scores/{label}.csv");
     books.item_stage(
@@ -251,7 +249,7 @@ fn score_pairs(
     pairs: &[crate::score::Pair],
 ) -> Result<Vec<crate::score::PairScores>, PipelineError> {
     use crate::score::Scorer;
-    let tokenization = enum_value("scoring.tokenization", &config.scoring.tokenization)?;
+    let tokenization = config.scoring.tokenization;
     let embedder = super::embedding::open_minilm(config, home, "score")?;
     Scorer::new(embedder, tokenization)
         .score(pairs, |_, _| {})

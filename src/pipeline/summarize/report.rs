@@ -11,7 +11,7 @@ use crate::pipeline::PipelineError;
 use crate::pipeline::calibration::{
     CellFiles, CellRow, decision_table, metrics_table, sample_size_note, subgroup_table,
 };
-use crate::pipeline::config::RunConfig;
+use crate::pipeline::config::{CorpusSource, RunConfig};
 use crate::pipeline::multicalibration::multicalibration_tables;
 use crate::pipeline::run_report::{ReportParts, write_report};
 use crate::pipeline::sources::{SourceRow, sources_table};
@@ -76,7 +76,7 @@ fn paper_tables(
         .scoring
         .operating_points
         .iter()
-        .map(String::as_str)
+        .map(|p| p.section())
         .filter(|p| *p != first_point)
         .collect();
     tables.extend([
@@ -85,7 +85,7 @@ fn paper_tables(
             &results,
             first_point,
             asap,
-            &config.calibration.method,
+            &config.calibration.method.to_string(),
             &folds,
         ),
         summarization::table6(&results, first_point, &others),
@@ -108,8 +108,7 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
         .scoring
         .operating_points
         .first()
-        .cloned()
-        .unwrap_or_default();
+        .map_or(String::new(), |p| p.section().to_owned());
     // Table II and the ROC section read the thresholds file; without one they say "-".
     let summary = read_summary(&config.scoring.thresholds).ok();
     let mut tables = paper_tables(config, cells, &first_point, spearman, summary.as_ref());
@@ -217,8 +216,8 @@ fn sections(metric: &str, cells: &[Cell], summary: Option<&ThresholdsSummary>) -
 /// mined source and its directory.
 fn corpus_files(config: &RunConfig) -> Vec<String> {
     let corpus = &config.corpus;
-    match corpus.source.as_str() {
-        "codexglue" => corpus
+    match corpus.source {
+        CorpusSource::Codexglue => corpus
             .paths
             .iter()
             .map(|p| p.display().to_string())

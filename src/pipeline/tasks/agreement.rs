@@ -43,7 +43,7 @@ pub(super) fn stage(
         books.file_hash(&generations)?,
         hash_strings(&[
             format!("{options:?}"),
-            config.dataset.isolation.clone(),
+            config.dataset.isolation.to_string(),
             probe_source().to_owned(),
             include_str!("../../task/behaviour.rs").to_owned(),
             include_str!("../../confidence/agreement.rs").to_owned(),
@@ -99,10 +99,8 @@ fn agreement_lines(
         message_chars: PROBE_MESSAGE_CHARS,
         ..Limits::with_wall(wall)
     };
-    let isolation =
-        crate::pipeline::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
-    let sandbox =
-        task::sandbox_for(&pairs, limits, isolation).map_err(|e| failed("agreement", e))?;
+    let sandbox = task::sandbox_for(&pairs, limits, config.dataset.isolation)
+        .map_err(|e| failed("agreement", e))?;
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
     let keys = behaviour_keys(&borrowed, sandbox.as_ref(), config.dataset.jobs, options)
         .map_err(|e| failed("agreement", e))?;

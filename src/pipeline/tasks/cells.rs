@@ -121,8 +121,14 @@ fn task_measures(config: &RunConfig, dataset: Dataset) -> Vec<String> {
         .calibration
         .confidence
         .iter()
-        .chain(&config.generation.reflective)
         .cloned()
+        .chain(
+            config
+                .generation
+                .reflective
+                .iter()
+                .map(|m| m.name().to_owned()),
+        )
         .collect();
     // Seed 000 reports Ask T/F both as P(True) and normalised by P(False).
     if measures.iter().any(|m| m == ASK_TRUE) {
@@ -203,7 +209,11 @@ impl RunCells<'_> {
         let recipe = format!(
             "task={};style={};codecal={}",
             config.task,
-            config.prompt.style.clone().unwrap_or_default(),
+            config
+                .prompt
+                .style
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
             env!("CARGO_PKG_VERSION")
         );
         out.outcomes.push(outcome_row(label, &verdicts));

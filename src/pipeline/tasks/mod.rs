@@ -93,19 +93,21 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
     };
     let mut inputs = vec![
         serde_json::to_string(&config.dataset).unwrap_or_default(),
-        config.task.clone(),
+        config.task.to_string(),
         fingerprint,
-        config.prompt.style.clone().unwrap_or_default(),
+        // Unset is hashed as empty, not as the completion style it means.
+        config
+            .prompt
+            .style
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
     ];
     if dataset == Dataset::Turbulence {
         // The jobs carry the oracles' text: new oracles make new problems.
         inputs.push(task::turbulence::oracles_fingerprint());
     }
     // An instruct model answers a chat turn; a completion model continues text.
-    let chat = match &config.prompt.style {
-        Some(style) => super::config::enum_value::<PromptStyle>("prompt.style", style)?,
-        None => PromptStyle::Completion,
-    } == PromptStyle::Chat;
+    let chat = config.prompt.style == Some(PromptStyle::Chat);
     let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
     books.stage("problems", &inputs, &outputs, 0, |dir| {
         let all = read_dataset(config, dataset, &path)?;
@@ -250,7 +252,7 @@ fn verdicts(
         books.file_hash(&generations)?,
         hash_strings(&[
             config.dataset.timeout_s.to_string(),
-            config.dataset.isolation.clone(),
+            config.dataset.isolation.to_string(),
         ]),
         task::judging_rules_fingerprint(),
     ];
@@ -297,10 +299,8 @@ fn verdicts(
                     on_progress(Progress::Warning(&warning));
                 }
             }
-            let isolation =
-                super::config::enum_value("dataset.isolation", &config.dataset.isolation)?;
-            let sandbox =
-                task::sandbox_for(&all, limits, isolation).map_err(|e| failed("judge", e))?;
+            let sandbox = task::sandbox_for(&all, limits, config.dataset.isolation)
+                .map_err(|e| failed("judge", e))?;
             let borrowed: Vec<(&Problem, &str)> =
                 all.iter().map(|(p, a)| (*p, a.as_str())).collect();
             let mut verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)

@@ -86,7 +86,7 @@ fn write_tables(
     let key = ["model", "measure"];
     let results: Vec<MeasureResult> = cells.iter().map(|c| c.result(&c.report)).collect();
     let oyster: Vec<MeasureResult> = cells.iter().map(|c| c.result(&c.oyster)).collect();
-    let method = &config.calibration.method;
+    let method = &config.calibration.method.to_string();
     let folds = format!(
         "{}-fold {}",
         config.calibration.folds, config.calibration.cv

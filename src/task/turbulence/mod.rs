@@ -133,8 +133,7 @@ impl Options {
 }
 
 /// How the judge finds static type errors (Table II's fifth row).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StaticCheck {
     /// Pylint's error-category messages, as the paper (falls back to
     /// `symtable`, saying so, where the sandbox's Python has no Pylint).
