@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use codecal::confidence::reflective::{Measure, Templates, Wording};
 use codecal::generate::batch::read_prompts;
@@ -13,14 +13,7 @@ use codecal::generate::stage::{self, StageOptions};
 use codecal::generate::{Backend, Params};
 use codecal::models::ModelHome;
 use codecal::pipeline::BackendConfig;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// SmolLM2-135M-Instruct on this machine (installed on first use).
-    Local,
-    /// An OpenAI-compatible HTTP server.
-    Openai,
-}
+use codecal::pipeline::config::BackendKind;
 
 #[derive(Args)]
 pub struct GenerateArgs {
@@ -30,7 +23,7 @@ pub struct GenerateArgs {
     /// Output JSONL, one line per prompt, in the prompts' order.
     #[arg(long)]
     out: PathBuf,
-    #[arg(long, value_enum, default_value_t = BackendKind::Local)]
+    #[arg(long, value_parser = super::choice::<BackendKind>(), default_value_t = BackendKind::Local)]
     backend: BackendKind,
     /// The model's name (required for openai; a label for local).
     #[arg(long)]
@@ -206,18 +199,18 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
                 "--parallel is for --backend local (a server's requests in flight are --concurrency)"
             );
             anyhow::ensure!(args.model.is_some(), "--backend openai needs --model");
-            "openai"
+            BackendKind::Openai
         }
         BackendKind::Local => {
             anyhow::ensure!(
                 args.extra_body.is_none(),
                 "--extra-body is sent to a server: it needs --backend openai"
             );
-            "local"
+            BackendKind::Local
         }
     };
     anyhow::ensure!(
-        kind == "openai" || args.base_url.is_empty(),
+        kind == BackendKind::Openai || args.base_url.is_empty(),
         "--base-url is for --backend openai"
     );
     let urls: Vec<Option<String>> = match args.base_url.as_slice() {
@@ -235,12 +228,12 @@ fn backend(args: &GenerateArgs, home: &ModelHome) -> anyhow::Result<Box<dyn Back
 
 fn backend_config(
     args: &GenerateArgs,
-    kind: &str,
+    kind: BackendKind,
     base_url: Option<String>,
     pool: Option<String>,
 ) -> BackendConfig {
     BackendConfig {
-        kind: kind.to_owned(),
+        kind,
         model: args.model.clone(),
         base_url,
         api_key_env: args.api_key_env.clone(),

@@ -134,6 +134,17 @@ impl Default for DatasetConfig {
     }
 }
 
+/// What answers a `[[backends]]` entry's prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The local model on this machine (installed on first use).
+    Local,
+    /// An OpenAI-compatible HTTP server.
+    Openai,
+}
+
+crate::choices!(BackendKind { Local => "local", Openai => "openai" });
+
 /// Where a summarization run's functions come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CorpusSource {
@@ -221,7 +232,7 @@ impl PromptConfig {
 #[serde(deny_unknown_fields)]
 pub struct BackendConfig {
     /// `local` or `openai`.
-    pub kind: String,
+    pub kind: BackendKind,
     /// `openai`: the served model's name. `local`: which model to run, by
     /// name (`crate::models::LANGUAGE_MODELS`; default SmolLM2-135M).
     pub model: Option<String>,
@@ -239,7 +250,11 @@ pub struct BackendConfig {
     /// (`openai`); a longer `Retry-After` fails the request.
     #[serde(default = "max_wait")]
     pub max_wait_s: f64,
-    /// `local`: `f32`, `f16` or `quantized`.
+    /// `local`: `f32`, `f16`, `quantized` or `mixed`. Text, not the
+    /// `generate::local::Weights` choice, because that type exists only in
+    /// builds with the local model, and a build without it (the Python
+    /// package) still reads every config; the config check refuses a wrong
+    /// value, naming the key.
     pub lm_weights: Option<String>,
     /// `local`: prompts in flight at once, sharing each decode step, 1 to
     /// 64; default from the cores and memory.

@@ -425,14 +425,14 @@ fn must_exist(key: &str, path: &Path) -> Result<(), ConfigError> {
 }
 
 fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<(), ConfigError> {
-    if backend.pool.is_some() && backend.kind != "openai" {
+    if backend.pool.is_some() && backend.kind != BackendKind::Openai {
         return Err(key_error(
             &format!("{key}.pool"),
             "is for kind = \"openai\" (endpoints of one served model)",
         ));
     }
-    match backend.kind.as_str() {
-        "local" => {
+    match backend.kind {
+        BackendKind::Local => {
             if let Some(model) = &backend.model {
                 crate::models::language_model(model)
                     .map_err(|e| key_error(&format!("{key}.model"), e.to_string()))?;
@@ -457,7 +457,7 @@ fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<()
             }
             Ok(())
         }
-        "openai" => {
+        BackendKind::Openai => {
             let url = backend.base_url.as_deref().ok_or_else(|| {
                 key_error(&format!("{key}.base_url"), "needed for kind = \"openai\"")
             })?;
@@ -503,10 +503,6 @@ fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<()
                 )
             })
         }
-        other => Err(key_error(
-            &format!("{key}.kind"),
-            format!("unknown value {other:?} (expected local or openai)"),
-        )),
     }
 }
 

@@ -6,9 +6,10 @@
 
 use super::PipelineError;
 use super::artifacts::{failed, section, to_jsonl};
-use super::config::{BackendConfig, ConfigError, RunConfig, enum_value, key_error};
+use super::config::{BackendConfig, BackendKind, ConfigError, RunConfig, enum_value, key_error};
 use super::{Books, Progress};
 use crate::artifact::{create_dir, write_atomic};
+use crate::choice::Choice;
 use crate::confidence::reflective::{Measure, Templates, Wording};
 use crate::generate::batch::read_prompts;
 use crate::generate::cache::Cache;
@@ -62,7 +63,7 @@ fn answer_section(backend: &BackendConfig) -> String {
     }
     section(&AnswerSection {
         extra: &backend.extra,
-        kind: &backend.kind,
+        kind: backend.kind.choice_name(),
         lm_weights: &backend.lm_weights,
         model: &backend.model,
         require_logprobs: backend.require_logprobs,
@@ -122,8 +123,8 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
         .model
         .as_deref()
         .unwrap_or("SmolLM2-135M-Instruct-Q4_1");
-    let weights = match backend.kind.as_str() {
-        "local" => format!("@{}", backend.lm_weights.as_deref().unwrap_or("f32")),
+    let weights = match backend.kind {
+        BackendKind::Local => format!("@{}", backend.lm_weights.as_deref().unwrap_or("f32")),
         _ => String::new(),
     };
     format!("{}-{model}{weights}", backend.kind)
@@ -273,8 +274,6 @@ struct ServedRecord {
 pub enum OpenBackendError {
     #[error("no backend")]
     NoBackend,
-    #[error("backends.kind: unknown value {0:?} (expected local or openai)")]
-    UnknownKind(String),
     #[error("an openai entry needs {0}")]
     Missing(&'static str),
     #[error(transparent)]
@@ -342,14 +341,12 @@ pub fn open_backend(
     config: &BackendConfig,
     home: &ModelHome,
 ) -> Result<Box<dyn Backend>, OpenBackendError> {
-    match config.kind.as_str() {
-        "openai" => {
+    match config.kind {
+        BackendKind::Openai => {
             let backend = crate::generate::openai::OpenAiBackend::new(openai_config(config)?)?;
             Ok(Box::new(backend))
         }
-        "local" => open_local(config, home),
-        // The config check refuses it first; a config built in code may not have been checked.
-        other => Err(OpenBackendError::UnknownKind(other.to_owned())),
+        BackendKind::Local => open_local(config, home),
     }
 }
 
@@ -391,16 +388,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_unknown_backend_kind_is_refused_not_taken_for_local() {
-        let config: BackendConfig = toml::from_str("kind = \"gpu\"").unwrap();
-        let home = ModelHome::new(std::env::temp_dir().join("codecal-no-home"));
-        let Err(error) = open_backend(&config, &home) else {
-            panic!("a backend of kind gpu opened");
-        };
-        assert!(matches!(error, OpenBackendError::UnknownKind(ref k) if k == "gpu"));
-        assert_eq!(
-            error.to_string(),
-            "backends.kind: unknown value \"gpu\" (expected local or openai)"
+    fn an_unknown_backend_kind_is_refused_when_read_not_taken_for_local() {
+        let error = toml::from_str::<BackendConfig>("kind = \"gpu\"").unwrap_err();
+        assert!(
+            error
+                .message()
+                .contains("unknown value \"gpu\" (expected one of: local, openai)"),
+            "{error}"
         );
     }
 }
