@@ -474,6 +474,18 @@ fn text_violations(file: &str, text: &str) -> Vec<String> {
         if !file.starts_with("src/report/") && code.contains("csv::Writer") {
             broken("CSV is written (and quoted) only by `report::table::grid_csv`");
         }
+        let writes_markup = ["write!(", "writeln!(", "push_str(", ".push("]
+            .iter()
+            .any(|w| code.contains(w));
+        if file == "src/report/html.rs" && writes_markup {
+            broken(
+                "the page is written through `report::markup::Html` only, which escapes every string that is not markup from the source",
+            );
+        }
+        let trusting = code.contains("Html::trusted(");
+        if trusting && file != "src/report/html.rs" && file != "src/report/markup.rs" {
+            broken("only the page's own renderers hand trusted markup to `Html`");
+        }
         let untyped_json =
             (code.contains("serde_json") && code.contains("Value")) || code.contains("json!");
         if file.starts_with("src/pipeline/") && untyped_json {
@@ -584,6 +596,16 @@ fn each_rule_about_a_files_own_code_catches_a_break() {
             "src/apply.rs",
             "let mut w = csv::Writer::from_writer(Vec::new());\n",
             "only by `report::table::grid_csv`",
+        ),
+        (
+            "src/report/html.rs",
+            "let _ = write!(out, \"<td>{}</td>\", value);\n",
+            "through `report::markup::Html` only",
+        ),
+        (
+            "src/report/decisions.rs",
+            "let h = Html::trusted(text.to_owned());\n",
+            "trusted markup",
         ),
         (
             "src/pipeline/tasks/items.rs",

@@ -9,8 +9,7 @@
 //! Not for: choosing what a run reports ([`RunReport`] is that) or drawing
 //! the figures (the calibration directory's SVGs are inlined as written).
 
-use std::fmt::Write;
-
+use super::markup::Html;
 use super::run::{CellItem, CellView, ItemView, RunReport};
 
 const STYLE: &str = include_str!("page/report.css");
@@ -38,39 +37,38 @@ const FIGURES: [(&str, &str); 3] = [
 /// The page. `figure` reads a file relative to the run directory (`None`
 /// where it is missing, and the page says so).
 pub fn page(report: &RunReport, figure: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(1 << 20);
-    let _ = write!(
-        out,
+    let mut out = Html::new();
+    out.tag(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta name=\"color-scheme\" content=\"light dark\">\n\
-         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n",
-        escape(&report.title)
-    );
+         <meta name=\"color-scheme\" content=\"light dark\">\n<title>",
+    )
+    .text(&report.title)
+    .tag("</title>\n<style>\n")
+    .tag(STYLE)
+    .tag("</style>\n</head>\n<body>\n");
     header(&mut out, report);
     contents(&mut out, report);
-    out.push_str("<main>\n");
+    out.tag("<main>\n");
     tables(&mut out, report);
     notes_and_sections(&mut out, report);
     cells(&mut out, report, figure);
     items(&mut out, report);
-    out.push_str("</main>\n");
-    let _ = write!(
-        out,
-        "<script type=\"application/json\" id=\"report-data\">{}</script>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n",
-        script_data(report)
-    );
-    out
+    out.tag("</main>\n<script type=\"application/json\" id=\"report-data\">")
+        .html(&script_data(report))
+        .tag("</script>\n<script>\n")
+        .tag(SCRIPT)
+        .tag("</script>\n</body>\n</html>\n");
+    out.into_string()
 }
 
-fn header(out: &mut String, report: &RunReport) {
+fn header(out: &mut Html, report: &RunReport) {
     let h = &report.header;
-    let _ = write!(
-        out,
-        "<header>\n<h1>{}</h1>\n<p>{}</p>\n<dl class=\"run\">\n",
-        escape(&report.title),
-        inline_markdown(&report.intro)
-    );
+    out.tag("<header>\n<h1>")
+        .text(&report.title)
+        .tag("</h1>\n<p>")
+        .html(&inline_markdown(&report.intro))
+        .tag("</p>\n<dl class=\"run\">\n");
     let mut facts = vec![
         ("config", h.name.clone()),
         ("task", h.task.clone()),
@@ -82,109 +80,114 @@ fn header(out: &mut String, report: &RunReport) {
     ];
     facts.retain(|(_, v)| !v.is_empty());
     for (name, value) in facts {
-        let _ = writeln!(out, "<dt>{name}</dt><dd>{}</dd>", escape(&value));
+        out.tag("<dt>")
+            .tag(name)
+            .tag("</dt><dd>")
+            .text(&value)
+            .tag("</dd>\n");
     }
-    out.push_str("</dl>\n");
+    out.tag("</dl>\n");
     if !h.hashes.is_empty() {
-        out.push_str("<details class=\"hashes\"><summary>Hashes (config, stage inputs, model files)</summary>\n<table>\n");
+        out.tag("<details class=\"hashes\"><summary>Hashes (config, stage inputs, model files)</summary>\n<table>\n");
         for (name, hash) in &h.hashes {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td><code>{}</code></td></tr>",
-                escape(name),
-                escape(hash)
-            );
+            out.tag("<tr><td>")
+                .text(name)
+                .tag("</td><td><code>")
+                .text(hash)
+                .tag("</code></td></tr>\n");
         }
-        out.push_str("</table></details>\n");
+        out.tag("</table></details>\n");
     }
-    out.push_str("</header>\n");
+    out.tag("</header>\n");
 }
 
-fn contents(out: &mut String, report: &RunReport) {
-    out.push_str("<nav>\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#tables\">Tables</a><ol>\n");
+fn contents(out: &mut Html, report: &RunReport) {
+    out.tag("<nav>\n<h2>Contents</h2>\n<ol>\n<li><a href=\"#tables\">Tables</a><ol>\n");
     for (t, table) in report.tables.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<li><a href=\"#table-{t}\">{}</a></li>",
-            escape(&table.title)
-        );
+        out.tag("<li><a href=\"#table-")
+            .show(t)
+            .tag("\">")
+            .text(&table.title)
+            .tag("</a></li>\n");
     }
-    out.push_str("</ol></li>\n<li><a href=\"#cells\">Cells: figures and items</a><ol>\n");
+    out.tag("</ol></li>\n<li><a href=\"#cells\">Cells: figures and items</a><ol>\n");
     for (c, cell) in report.cells.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<li><a href=\"#cell-{c}\">{}</a></li>",
-            escape(&cell.key.join(" · "))
-        );
+        out.tag("<li><a href=\"#cell-")
+            .show(c)
+            .tag("\">")
+            .text(&cell.key.join(" · "))
+            .tag("</a></li>\n");
     }
-    out.push_str("</ol></li>\n<li><a href=\"#items\">Items</a></li>\n</ol>\n</nav>\n");
+    out.tag("</ol></li>\n<li><a href=\"#items\">Items</a></li>\n</ol>\n</nav>\n");
 }
 
-fn tables(out: &mut String, report: &RunReport) {
-    out.push_str("<section id=\"tables\">\n<h2>Tables</h2>\n");
+fn tables(out: &mut Html, report: &RunReport) {
+    out.tag("<section id=\"tables\">\n<h2>Tables</h2>\n");
     for (t, table) in report.tables.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<section class=\"report-table\" id=\"table-{t}\" data-file=\"{}\">\n<h3>{}</h3>\n",
-            escape(&table.file),
-            escape(&table.title)
-        );
+        out.tag("<section class=\"report-table\" id=\"table-")
+            .show(t)
+            .tag("\" data-file=\"")
+            .text(&table.file)
+            .tag("\">\n<h3>")
+            .text(&table.title)
+            .tag("</h3>\n");
         if table.rows.is_empty() {
-            out.push_str("<p>(nothing in this run)</p>\n</section>\n");
+            out.tag("<p>(nothing in this run)</p>\n</section>\n");
             continue;
         }
-        out.push_str("<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>");
+        out.tag("<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>");
         for name in &table.header {
-            let _ = write!(out, "<th>{}</th>", escape(name));
+            out.tag("<th>").text(name).tag("</th>");
         }
-        out.push_str("</tr></thead>\n<tbody>\n");
+        out.tag("</tr></thead>\n<tbody>\n");
         for row in &table.rows {
-            out.push_str("<tr>");
+            out.tag("<tr>");
             for value in row {
-                let _ = write!(out, "<td>{}</td>", escape(value));
+                out.tag("<td>").text(value).tag("</td>");
             }
-            out.push_str("</tr>\n");
+            out.tag("</tr>\n");
         }
-        out.push_str("</tbody>\n</table></div>\n</section>\n");
+        out.tag("</tbody>\n</table></div>\n</section>\n");
     }
-    out.push_str("</section>\n");
+    out.tag("</section>\n");
 }
 
-fn notes_and_sections(out: &mut String, report: &RunReport) {
+fn notes_and_sections(out: &mut Html, report: &RunReport) {
     if !report.notes.is_empty() {
-        out.push_str("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
+        out.tag("<section id=\"notes\">\n<h2>Notes</h2>\n<ul>\n");
         for note in &report.notes {
-            let _ = writeln!(out, "<li>{}</li>", inline_markdown(note));
+            out.tag("<li>").html(&inline_markdown(note)).tag("</li>\n");
         }
-        out.push_str("</ul>\n</section>\n");
+        out.tag("</ul>\n</section>\n");
     }
     for section in &report.sections {
-        let _ = write!(
-            out,
-            "<section class=\"closing\">\n<h2>{}</h2>\n{}</section>\n",
-            escape(&section.heading),
-            block_markdown(&section.body)
-        );
+        out.tag("<section class=\"closing\">\n<h2>")
+            .text(&section.heading)
+            .tag("</h2>\n")
+            .html(&block_markdown(&section.body))
+            .tag("</section>\n");
     }
 }
 
-fn cells(out: &mut String, report: &RunReport, figure: &dyn Fn(&str) -> Option<String>) {
-    out.push_str(
+fn cells(out: &mut Html, report: &RunReport, figure: &dyn Fn(&str) -> Option<String>) {
+    out.tag(
         "<section id=\"cells\">\n<h2>Cells: figures and items</h2>\n\
             <p>Each cell is one calibration. The lists rank items by their raw confidence \
             (the measure's own value); \"rescaled\" is the out-of-fold confidence of a \
             rescaler that never saw the item.</p>\n",
     );
     for (c, cell) in report.cells.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<section class=\"cell\" id=\"cell-{c}\" data-cell=\"{c}\">\n<h3>{}</h3>\n<div class=\"figures\">\n",
-            cell_title(cell)
-        );
+        out.tag("<section class=\"cell\" id=\"cell-")
+            .show(c)
+            .tag("\" data-cell=\"")
+            .show(c)
+            .tag("\">\n<h3>")
+            .html(&cell_title(cell))
+            .tag("</h3>\n<div class=\"figures\">\n");
         // The reliability diagram, then its drill-down right under it, then
         // the other figures.
         figure_html(out, figure, &cell.figures, FIGURES[0]);
-        out.push_str("</div>\n<form class=\"range\" hidden>\n<label>List the items with \
+        out.tag("</div>\n<form class=\"range\" hidden>\n<label>List the items with \
                 <select name=\"which\"><option value=\"raw\">raw</option>\
                 <option value=\"rescaled\">rescaled</option></select> confidence from \
                 <input name=\"low\" type=\"number\" min=\"0\" max=\"1\" step=\"0.01\" value=\"0.9\"> to \
@@ -194,52 +197,53 @@ fn cells(out: &mut String, report: &RunReport, figure: &dyn Fn(&str) -> Option<S
         for spec in &FIGURES[1..] {
             figure_html(out, figure, &cell.figures, *spec);
         }
-        out.push_str("</div>\n");
+        out.tag("</div>\n");
         let wrong = most_confident_wrong(report, cell);
         let right = least_confident_right(report, cell);
         item_list(out, report, "wrong", "Most confident and wrong", &wrong);
         item_list(out, report, "right", "Least confident and right", &right);
-        out.push_str("</section>\n");
+        out.tag("</section>\n");
     }
-    out.push_str("</section>\n");
+    out.tag("</section>\n");
 }
 
 /// One of a cell's figures, inlined from `dir`, or a line saying it is missing.
 fn figure_html(
-    out: &mut String,
+    out: &mut Html,
     figure: &dyn Fn(&str) -> Option<String>,
     dir: &str,
-    (file, caption): (&str, &str),
+    (file, caption): (&'static str, &'static str),
 ) {
     let path = format!("{dir}/{file}");
     match figure(&path) {
         Some(svg) => {
-            let _ = writeln!(
-                out,
-                "<figure class=\"{}\">{}<figcaption>{caption}</figcaption></figure>",
-                file.trim_end_matches(".svg"),
-                super::svg_clean::clean_svg(&svg)
-            );
+            out.tag("<figure class=\"")
+                .text(file.trim_end_matches(".svg"))
+                .tag("\">")
+                .html(&Html::trusted(super::svg_clean::clean_svg(&svg)))
+                .tag("<figcaption>")
+                .tag(caption)
+                .tag("</figcaption></figure>\n");
         }
         // The smoothed curve is absent where smooth ECE was off.
         None if file == "smooth_reliability.svg" => {}
         None => {
-            let _ = writeln!(
-                out,
-                "<p class=\"missing\">{} is missing.</p>",
-                escape(&path)
-            );
+            out.tag("<p class=\"missing\">")
+                .text(&path)
+                .tag(" is missing.</p>\n");
         }
     }
 }
 
-fn cell_title(cell: &CellView) -> String {
-    cell.key_names
-        .iter()
-        .zip(&cell.key)
-        .map(|(name, value)| format!("{}: <b>{}</b>", escape(name), escape(value)))
-        .collect::<Vec<_>>()
-        .join(" · ")
+fn cell_title(cell: &CellView) -> Html {
+    let mut out = Html::new();
+    for (i, (name, value)) in cell.key_names.iter().zip(&cell.key).enumerate() {
+        if i > 0 {
+            out.tag(" · ");
+        }
+        out.text(name).tag(": <b>").text(value).tag("</b>");
+    }
+    out
 }
 
 /// The cell's wrong items, surest first (ties by item id), at most [`LIST_LENGTH`].
@@ -266,59 +270,66 @@ fn ranked<'c>(
     chosen
 }
 
-fn item_list(out: &mut String, report: &RunReport, class: &str, title: &str, list: &[&CellItem]) {
-    let _ = writeln!(out, "<h4>{title}</h4>");
+fn item_list(
+    out: &mut Html,
+    report: &RunReport,
+    class: &'static str,
+    title: &'static str,
+    list: &[&CellItem],
+) {
+    out.tag("<h4>").tag(title).tag("</h4>\n");
     if list.is_empty() {
-        out.push_str("<p>None.</p>\n");
+        out.tag("<p>None.</p>\n");
         return;
     }
     let first = &report.items[list[0].item];
     let numbers: Vec<&str> = first.numbers.iter().map(|(n, _)| n.as_str()).collect();
     let labels: Vec<&str> = first.labels.iter().map(|(n, _)| n.as_str()).collect();
-    let _ = write!(
-        out,
-        "<div class=\"scroll\"><table class=\"items sortable {class}\">\n<thead><tr><th>#</th><th>item</th>\
-         <th>raw</th><th>rescaled</th>"
-    );
+    out.tag("<div class=\"scroll\"><table class=\"items sortable ")
+        .tag(class)
+        .tag("\">\n<thead><tr><th>#</th><th>item</th><th>raw</th><th>rescaled</th>");
     for name in numbers.iter().chain(&labels) {
-        let _ = write!(out, "<th>{}</th>", escape(name));
+        out.tag("<th>").text(name).tag("</th>");
     }
-    out.push_str("<th>answer</th></tr></thead>\n<tbody>\n");
+    out.tag("<th>answer</th></tr></thead>\n<tbody>\n");
     for (rank, entry) in list.iter().enumerate() {
         item_row(out, report, rank + 1, entry);
     }
-    out.push_str("</tbody>\n</table></div>\n");
+    out.tag("</tbody>\n</table></div>\n");
 }
 
 /// One row of an item list; the drill-down's rows are built by the script
 /// in the same shape.
-fn item_row(out: &mut String, report: &RunReport, rank: usize, entry: &CellItem) {
+fn item_row(out: &mut Html, report: &RunReport, rank: usize, entry: &CellItem) {
     let item = &report.items[entry.item];
-    let _ = write!(
-        out,
-        "<tr data-id=\"{}\" data-item=\"{}\"><td>{rank}</td><td><a href=\"#item-{}\">{}</a></td><td>{:.3}</td><td>{}</td>",
-        escape(&item.id),
-        entry.item,
-        entry.item,
-        escape(&item.id),
-        entry.raw,
-        entry.rescaled.map_or("-".into(), |r| format!("{r:.3}"))
-    );
+    out.tag("<tr data-id=\"")
+        .text(&item.id)
+        .tag("\" data-item=\"")
+        .show(entry.item)
+        .tag("\"><td>")
+        .show(rank)
+        .tag("</td><td><a href=\"#item-")
+        .show(entry.item)
+        .tag("\">")
+        .text(&item.id)
+        .tag("</a></td><td>")
+        .text(&format!("{:.3}", entry.raw))
+        .tag("</td><td>")
+        .text(&entry.rescaled.map_or("-".into(), |r| format!("{r:.3}")))
+        .tag("</td>");
     for (_, value) in &item.numbers {
-        let _ = write!(out, "<td>{value:.3}</td>");
+        out.tag("<td>").text(&format!("{value:.3}")).tag("</td>");
     }
     for (_, text) in &item.labels {
-        let _ = write!(out, "<td>{}</td>", escape(text));
+        out.tag("<td>").text(text).tag("</td>");
     }
-    let _ = writeln!(
-        out,
-        "<td class=\"headline\">{}</td></tr>",
-        escape(&shorten(&item.headline, 300))
-    );
+    out.tag("<td class=\"headline\">")
+        .text(&shorten(&item.headline, 300))
+        .tag("</td></tr>\n");
 }
 
-fn items(out: &mut String, report: &RunReport) {
-    out.push_str(
+fn items(out: &mut Html, report: &RunReport) {
+    out.tag(
         "<section id=\"items\">\n<h2>Items</h2>\n\
             <p class=\"filter\" hidden><label>Filter items: <input type=\"search\" \
             placeholder=\"id, code or text\"></label></p>\n",
@@ -326,45 +337,48 @@ fn items(out: &mut String, report: &RunReport) {
     for (i, item) in report.items.iter().enumerate() {
         item_details(out, i, item);
     }
-    out.push_str("</section>\n");
+    out.tag("</section>\n");
 }
 
-fn item_details(out: &mut String, index: usize, item: &ItemView) {
-    let _ = writeln!(
-        out,
-        "<details class=\"item\" id=\"item-{index}\"><summary><code>{}</code> · {} · {}</summary>",
-        escape(&item.id),
-        escape(&item.model),
-        escape(&item.group)
-    );
+fn item_details(out: &mut Html, index: usize, item: &ItemView) {
+    out.tag("<details class=\"item\" id=\"item-")
+        .show(index)
+        .tag("\"><summary><code>")
+        .text(&item.id)
+        .tag("</code> · ")
+        .text(&item.model)
+        .tag(" · ")
+        .text(&item.group)
+        .tag("</summary>\n");
     if !item.numbers.is_empty() || !item.labels.is_empty() {
-        out.push_str("<p class=\"numbers\">");
+        out.tag("<p class=\"numbers\">");
         for (name, value) in &item.numbers {
-            let _ = write!(out, "{}: {value:.4} ", escape(name));
+            out.text(name)
+                .tag(": ")
+                .text(&format!("{value:.4}"))
+                .tag(" ");
         }
         for (name, text) in &item.labels {
-            let _ = write!(out, "{}: {} ", escape(name), escape(text));
+            out.text(name).tag(": ").text(text).tag(" ");
         }
-        out.push_str("</p>\n");
+        out.tag("</p>\n");
     }
     for text in &item.texts {
-        let _ = writeln!(out, "<h5>{}</h5>", escape(&text.label));
+        out.tag("<h5>").text(&text.label).tag("</h5>\n");
         if text.code {
-            let _ = writeln!(
-                out,
-                "<pre class=\"code\"><code>{}</code></pre>",
-                escape(&text.text)
-            );
+            out.tag("<pre class=\"code\"><code>")
+                .text(&text.text)
+                .tag("</code></pre>\n");
         } else {
-            let _ = writeln!(out, "<p class=\"text\">{}</p>", escape(&text.text));
+            out.tag("<p class=\"text\">").text(&text.text).tag("</p>\n");
         }
     }
-    out.push_str("</details>\n");
+    out.tag("</details>\n");
 }
 
 /// What the script needs and the markup does not hold: each cell's items
 /// with their bars, and each item's list fields. Compact: one array per item.
-fn script_data(report: &RunReport) -> String {
+fn script_data(report: &RunReport) -> Html {
     let cells: Vec<serde_json::Value> = report
         .cells
         .iter()
@@ -400,12 +414,12 @@ fn script_data(report: &RunReport) -> String {
     let names = |pairs: fn(&ItemView) -> Vec<&str>| first.map(pairs).unwrap_or_default();
     let number_names = names(|i| i.numbers.iter().map(|(n, _)| n.as_str()).collect());
     let label_names = names(|i| i.labels.iter().map(|(n, _)| n.as_str()).collect());
-    script_json(&serde_json::json!({
+    Html::trusted(script_json(&serde_json::json!({
         "cells": cells,
         "items": items,
         "number_names": number_names,
         "label_names": label_names,
-    }))
+    })))
 }
 
 /// JSON that can sit inside a `<script>` element: with `<`, `>` and `&`
@@ -434,37 +448,22 @@ fn shorten(text: &str, chars: usize) -> String {
     }
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// `code` spans and `[text](target)` links of one line of Markdown, escaped.
-fn inline_markdown(text: &str) -> String {
-    let mut out = String::new();
+fn inline_markdown(text: &str) -> Html {
+    let mut out = Html::new();
     let mut rest = text;
     while !rest.is_empty() {
         let next = rest.find(['`', '[']).unwrap_or(rest.len());
-        out.push_str(&escape(&rest[..next]));
+        out.text(&rest[..next]);
         rest = &rest[next..];
         if let Some(after) = rest.strip_prefix('`') {
             match after.find('`') {
                 Some(end) => {
-                    let _ = write!(out, "<code>{}</code>", escape(&after[..end]));
+                    out.tag("<code>").text(&after[..end]).tag("</code>");
                     rest = &after[end + 1..];
                 }
                 None => {
-                    out.push('`');
+                    out.text("`");
                     rest = after;
                 }
             }
@@ -477,11 +476,15 @@ fn inline_markdown(text: &str) -> String {
             });
             match link {
                 Some((label, target, used)) => {
-                    let _ = write!(out, "<a href=\"{}\">{}</a>", escape(target), escape(label));
+                    out.tag("<a href=\"")
+                        .text(target)
+                        .tag("\">")
+                        .text(label)
+                        .tag("</a>");
                     rest = &after[used..];
                 }
                 None => {
-                    out.push('[');
+                    out.text("[");
                     rest = after;
                 }
             }
@@ -491,17 +494,19 @@ fn inline_markdown(text: &str) -> String {
 }
 
 /// Paragraphs and "- " lists.
-fn block_markdown(text: &str) -> String {
-    let mut out = String::new();
+fn block_markdown(text: &str) -> Html {
+    let mut out = Html::new();
     for block in text.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
         if block.lines().all(|l| l.starts_with("- ")) {
-            out.push_str("<ul>\n");
+            out.tag("<ul>\n");
             for line in block.lines() {
-                let _ = writeln!(out, "<li>{}</li>", inline_markdown(&line[2..]));
+                out.tag("<li>")
+                    .html(&inline_markdown(&line[2..]))
+                    .tag("</li>\n");
             }
-            out.push_str("</ul>\n");
+            out.tag("</ul>\n");
         } else {
-            let _ = writeln!(out, "<p>{}</p>", inline_markdown(block));
+            out.tag("<p>").html(&inline_markdown(block)).tag("</p>\n");
         }
     }
     out
@@ -514,12 +519,15 @@ mod tests {
     #[test]
     fn markdown_spans_and_links_become_html_and_text_is_escaped() {
         assert_eq!(
-            inline_markdown("a `x<y` and [f](dir/a b.svg) <b> [not a link"),
+            inline_markdown("a `x<y` and [f](dir/a b.svg) <b> [not a link").into_string(),
             "a <code>x&lt;y</code> and <a href=\"dir/a b.svg\">f</a> &lt;b&gt; [not a link"
         );
-        assert_eq!(inline_markdown("unclosed `tick"), "unclosed `tick");
         assert_eq!(
-            block_markdown("Para one.\n\n- [a](a)\n- b\n"),
+            inline_markdown("unclosed `tick").into_string(),
+            "unclosed `tick"
+        );
+        assert_eq!(
+            block_markdown("Para one.\n\n- [a](a)\n- b\n").into_string(),
             "<p>Para one.</p>\n<ul>\n<li><a href=\"a\">a</a></li>\n<li>b</li>\n</ul>\n"
         );
     }

@@ -8,6 +8,7 @@
 mod bar_chart;
 mod decisions;
 mod html;
+mod markup;
 mod multicalibration;
 pub mod paper;
 mod reliability;
