@@ -133,9 +133,27 @@ fn unfence(raw: &str) -> &str {
         .map_or(end_of(after_open), |(_, body)| body);
     match body.find("```") {
         Some(close) => &body[..close],
-        None if !before.trim().is_empty() => before,
-        None => body,
+        // An unclosed fence: a completion model's code before a fence it
+        // went on to open (a function body: indented lines), or a chat
+        // reply's code in a fence a stop sequence cut (prose, then a
+        // function).
+        None if before.trim().is_empty() => body,
+        None if defines_function(body) && !defines_function(before) && !indented(before) => body,
+        None => before,
     }
+}
+
+/// Whether any line of `text` is indented code (prose is not).
+fn indented(text: &str) -> bool {
+    text.lines()
+        .any(|line| line.starts_with([' ', '\t']) && !line.trim().is_empty())
+}
+
+fn defines_function(code: &str) -> bool {
+    code.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("def ") || line.starts_with("async def ")
+    })
 }
 
 enum Side {
@@ -187,6 +205,28 @@ mod tests {
             extract(TaskKind::Synthesis, "def g(): pass"),
             "def g(): pass"
         );
+    }
+
+    #[test]
+    fn a_fence_cut_by_a_stop_sequence_keeps_the_side_with_the_function() {
+        // MBPP with a chat model: prose, then code in a fence that the stop
+        // sequence `\nassert ` cut before it closed.
+        let chat = "Use sets:\n\n```python\ndef f(a, b):\n    return set(a) & set(b)\n\n# Test\n";
+        assert_eq!(
+            extract(TaskKind::Synthesis, chat),
+            "def f(a, b):\n    return set(a) & set(b)\n\n# Test\n"
+        );
+        // A completion model: the function's body, then a fence it opened
+        // (even one that defines a function of its own).
+        for completion in [
+            "    return x + 1\n\n```python\nprint(f(1))",
+            "    return x + 1\n\n```python\ndef check():\n    pass",
+        ] {
+            assert_eq!(
+                extract(TaskKind::Synthesis, completion),
+                "    return x + 1\n\n"
+            );
+        }
     }
 
     #[test]

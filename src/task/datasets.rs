@@ -217,9 +217,12 @@ fn mbpp_problem(
             line: 0,
             reason: format!("task {task_id}: no function call in its first test"),
         })?;
-    // Seed 000 (§3.2) shows the task text and only the first test, which
-    // tells the model the function's name and signature without handing it
-    // the hidden tests the oracle runs.
+    // The MBPP paper's instruction (Austin et al. 2021, §2.1), with only the
+    // first of its tests shown: it tells the model the function's name and
+    // signature without handing it the tests the oracle runs. Not seed
+    // 000's layout (§3.2.1), which puts the task text in the function's
+    // docstring, shows no test, and drops the ~75 problems whose reference
+    // fails its own tests.
     let prompt = format!(
         "You are an expert Python programmer, and here is your task: {text} \
          Your code should pass this test:\n\n{}\n",

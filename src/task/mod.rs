@@ -106,8 +106,7 @@ pub enum Oracle {
 }
 
 /// Why an answer was judged as it was.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
     Passed,
     FailedTest,
@@ -127,24 +126,26 @@ pub enum Reason {
     Unavailable,
 }
 
+crate::choices!(Reason {
+    Passed => "passed",
+    FailedTest => "failed-test",
+    SyntaxError => "syntax-error",
+    Timeout => "timeout",
+    RuntimeError => "runtime-error",
+    WrongOutput => "wrong-output",
+    NoFunctionFound => "no-function-found",
+    WrongFunctionName => "wrong-function-name",
+    WrongArgumentCount => "wrong-argument-count",
+    StaticTypeError => "static-type-error",
+    ResourceExhaustion => "resource-exhaustion",
+    FuzzingFailure => "fuzzing-failure",
+    Unavailable => "unavailable",
+});
+
 impl Reason {
     /// The reason as verdict files and reports spell it.
     pub fn name(self) -> &'static str {
-        match self {
-            Reason::Passed => "passed",
-            Reason::FailedTest => "failed-test",
-            Reason::SyntaxError => "syntax-error",
-            Reason::Timeout => "timeout",
-            Reason::RuntimeError => "runtime-error",
-            Reason::WrongOutput => "wrong-output",
-            Reason::NoFunctionFound => "no-function-found",
-            Reason::WrongFunctionName => "wrong-function-name",
-            Reason::WrongArgumentCount => "wrong-argument-count",
-            Reason::StaticTypeError => "static-type-error",
-            Reason::ResourceExhaustion => "resource-exhaustion",
-            Reason::FuzzingFailure => "fuzzing-failure",
-            Reason::Unavailable => "unavailable",
-        }
+        crate::choice::Choice::choice_name(self)
     }
 }
 
@@ -490,29 +491,6 @@ pub enum JudgeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_reason_is_named_as_verdict_files_spell_it() {
-        use Reason::*;
-        let all = [
-            Passed,
-            FailedTest,
-            SyntaxError,
-            Timeout,
-            RuntimeError,
-            WrongOutput,
-            NoFunctionFound,
-            WrongFunctionName,
-            WrongArgumentCount,
-            StaticTypeError,
-            ResourceExhaustion,
-            FuzzingFailure,
-            Unavailable,
-        ];
-        for reason in all {
-            assert_eq!(serde_json::to_value(reason).unwrap(), reason.name());
-        }
-    }
 
     fn exact(target: &str) -> Problem {
         Problem {
