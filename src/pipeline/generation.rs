@@ -6,7 +6,7 @@
 
 use super::PipelineError;
 use super::artifacts::{failed, section, to_jsonl};
-use super::config::{BackendConfig, BackendKind, ConfigError, RunConfig, enum_value, key_error};
+use super::config::{BackendConfig, BackendKind, ConfigError, RunConfig, key_error};
 use super::{Books, Progress};
 use crate::artifact::{create_dir, write_atomic};
 use crate::choice::Choice;
@@ -357,7 +357,7 @@ fn open_local(
 ) -> Result<Box<dyn Backend>, OpenBackendError> {
     use crate::generate::local::{LocalBackend, Weights};
     let weights = match &config.lm_weights {
-        Some(w) => enum_value::<Weights>("lm_weights", w)?,
+        Some(w) => super::config::enum_value::<Weights>("lm_weights", w)?,
         None => Weights::F32,
     };
     let model = crate::models::language_model(
