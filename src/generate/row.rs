@@ -225,6 +225,11 @@ impl GenerationRow {
         }
     }
 
+    /// The answers sampled beside the main one (none when it has none).
+    pub fn sample_answers(&self) -> &[SampleAnswer] {
+        self.samples.as_deref().unwrap_or_default()
+    }
+
     /// A measure's value: a token or agreement measure, else a reflective
     /// measure's confidence.
     pub fn measure(&self, name: &str) -> Option<f64> {

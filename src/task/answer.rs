@@ -149,7 +149,8 @@ fn indented(text: &str) -> bool {
         .any(|line| line.starts_with([' ', '\t']) && !line.trim().is_empty())
 }
 
-fn defines_function(code: &str) -> bool {
+/// Whether `code` has a `def` (or `async def`) line.
+pub(crate) fn defines_function(code: &str) -> bool {
     code.lines().any(|line| {
         let line = line.trim_start();
         line.starts_with("def ") || line.starts_with("async def ")

@@ -195,7 +195,7 @@ impl Oracle {
                 tests,
                 entry_point,
             } => {
-                if !defines_function(answer) {
+                if !answer::defines_function(answer) {
                     return Judging::Decided(Verdict::new(
                         Reason::NoFunctionFound,
                         format!("the answer defines no function (expected `{entry_point}`)"),
@@ -314,13 +314,6 @@ fn run_job_program(worker: &str, job: &serde_json::Value) -> String {
     // A JSON string literal is a Python string literal too.
     let literal = serde_json::Value::String(job.to_string()).to_string();
     format!("{worker}\nrun_job({literal})\n")
-}
-
-fn defines_function(code: &str) -> bool {
-    code.lines().any(|line| {
-        let line = line.trim_start();
-        line.starts_with("def ") || line.starts_with("async def ")
-    })
 }
 
 /// Judges each answer against its problem, running programs `jobs` at a

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::agreement::SemanticAgreement;
-use crate::generate::row::{GenerationRow, SampleAnswer};
+use crate::generate::row::GenerationRow;
 use crate::models::ModelHome;
 use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
 use crate::pipeline::config::RunConfig;
@@ -88,19 +88,16 @@ fn agreement_lines(
     rows: &[GenerationRow],
     cut: f64,
 ) -> Result<String, PipelineError> {
-    fn samples_of(row: &GenerationRow) -> &[SampleAnswer] {
-        row.samples.as_deref().unwrap_or_default()
-    }
     let mut texts: Vec<&str> = Vec::new();
     for row in rows {
         texts.push(&row.text);
-        texts.extend(samples_of(row).iter().map(|s| s.text.as_str()));
+        texts.extend(row.sample_answers().iter().map(|s| s.text.as_str()));
     }
     let embeddings = sentence_embeddings(config, home, &texts, "agreement")?;
     let mut next = embeddings.into_iter();
     let mut lines = Vec::with_capacity(rows.len());
     for row in rows {
-        let samples = samples_of(row);
+        let samples = row.sample_answers();
         let greedy = next.next().unwrap_or_default();
         let sampled: Vec<Vec<f32>> = next.by_ref().take(samples.len()).collect();
         let agreement = SemanticAgreement::of(&greedy, &sampled, cut);

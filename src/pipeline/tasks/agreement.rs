@@ -86,7 +86,7 @@ fn agreement_lines(
         let problem = *by_id
             .get(row.id.as_str())
             .ok_or_else(|| failed("agreement", format!("no problem `{}`", row.id)))?;
-        let samples = row.samples.as_deref().unwrap_or_default();
+        let samples = row.sample_answers();
         let start = pairs.len();
         pairs.push((problem, answer::extract(kind, &row.text)));
         for sample in samples {
