@@ -2,9 +2,7 @@
 //! Turbulence CorrSc histogram (the paper's Figure 4, questions per score
 //! bin for each model). Not for: deciding what is counted.
 
-use std::fmt::Write;
-
-use super::svg::{svg_open, xml_escape};
+use super::svg::Svg;
 
 const PLOT_LEFT: f64 = 50.0;
 const PLOT_TOP: f64 = 40.0;
@@ -25,58 +23,51 @@ pub fn bar_chart_svg(title: &str, labels: &[&str], series: &[(String, Vec<usize>
         .unwrap_or(0)
         .max(1);
     let y = |count: f64| PLOT_TOP + PLOT_HEIGHT * (1.0 - count / most as f64);
-    let mut svg = svg_open(width, height);
-    let _ = writeln!(
-        svg,
-        "<text x=\"{PLOT_LEFT}\" y=\"20\" font-weight=\"bold\">{}</text>",
-        xml_escape(title)
-    );
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{PLOT_LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\" stroke=\"black\"/>\n\
-         <text x=\"{tick_x}\" y=\"{top}\" text-anchor=\"end\">{most}</text>\n\
-         <text x=\"{tick_x}\" y=\"{bottom}\" text-anchor=\"end\">0</text>",
+    let mut svg = Svg::new(width, height);
+    svg.text(PLOT_LEFT, 20.0, "font-weight=\"bold\"", title);
+    svg.shape(&format!(
+        "<line x1=\"{PLOT_LEFT}\" y1=\"{bottom}\" x2=\"{right}\" y2=\"{bottom}\" stroke=\"black\"/>",
         bottom = y(0.0),
         right = width - 20.0,
-        tick_x = PLOT_LEFT - 6.0,
-        top = y(most as f64) + 4.0,
+    ));
+    let tick_x = PLOT_LEFT - 6.0;
+    svg.text(
+        tick_x,
+        y(most as f64) + 4.0,
+        "text-anchor=\"end\"",
+        &most.to_string(),
     );
+    svg.text(tick_x, y(0.0), "text-anchor=\"end\"", "0");
     let bar = (SLOT - 8.0) / series.len().max(1) as f64;
     for (slot, label) in labels.iter().enumerate() {
         let left = PLOT_LEFT + SLOT * slot as f64 + 4.0;
         for (index, (_, counts)) in series.iter().enumerate() {
             let count = counts.get(slot).copied().unwrap_or(0) as f64;
-            let _ = writeln!(
-                svg,
+            svg.shape(&format!(
                 "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" fill=\"{}\"/>",
                 left + bar * index as f64,
                 y(count),
                 y(0.0) - y(count),
                 COLOURS[index % COLOURS.len()]
-            );
+            ));
         }
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{}</text>",
+        svg.text(
             left + (SLOT - 8.0) / 2.0,
             y(0.0) + 14.0,
-            xml_escape(label)
+            "text-anchor=\"middle\" font-size=\"10\"",
+            label,
         );
     }
     for (index, (name, _)) in series.iter().enumerate() {
         let row = PLOT_TOP + PLOT_HEIGHT + 40.0 + 16.0 * index as f64;
-        let _ = writeln!(
-            svg,
-            "<rect x=\"{PLOT_LEFT}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>\n\
-             <text x=\"{:.1}\" y=\"{row:.1}\">{}</text>",
+        svg.shape(&format!(
+            "<rect x=\"{PLOT_LEFT}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>",
             row - 9.0,
-            COLOURS[index % COLOURS.len()],
-            PLOT_LEFT + 16.0,
-            xml_escape(name)
-        );
+            COLOURS[index % COLOURS.len()]
+        ));
+        svg.text(PLOT_LEFT + 16.0, row, "", name);
     }
-    svg.push_str("</svg>\n");
-    svg
+    svg.finish()
 }
 
 #[cfg(test)]

@@ -3,9 +3,7 @@
 //! confidence bin against the diagonal, under a histogram of confidences.
 //! The SVG is the one drawing; the PNG is that SVG rendered by resvg.
 
-use std::fmt::Write;
-
-use super::svg::{svg_open, unit_ticks, xml_escape};
+use super::svg::{Svg, UnitSquare};
 use crate::calibrate::{Bin, CalibrationReport};
 
 const PANEL_WIDTH: f64 = 420.0;
@@ -36,53 +34,49 @@ pub fn reliability_svg(report: &CalibrationReport) -> String {
             rescaled.metrics.ece,
         ));
     }
-    let width = PANEL_WIDTH * panels.len() as f64;
-    let mut svg = svg_open(width, HEIGHT);
+    let mut svg = Svg::new(PANEL_WIDTH * panels.len() as f64, HEIGHT);
     for (i, (name, title, bins, ece)) in panels.iter().enumerate() {
-        let _ = writeln!(svg, "<g data-panel=\"{name}\">");
-        draw_panel(&mut svg, i as f64 * PANEL_WIDTH, title, bins, *ece);
-        svg.push_str("</g>\n");
+        svg.shape(&format!("<g data-panel=\"{name}\">"));
+        let plot = UnitSquare {
+            left: i as f64 * PANEL_WIDTH + PLOT_LEFT,
+            top: PLOT_TOP,
+            size: PLOT_SIZE,
+        };
+        draw_panel(&mut svg, plot, title, bins, *ece);
+        svg.shape("</g>");
     }
-    svg.push_str("</svg>\n");
-    svg
+    svg.finish()
 }
 
-fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) {
-    let x = |p: f64| left + PLOT_LEFT + p * PLOT_SIZE;
-    let y = |a: f64| PLOT_TOP + (1.0 - a) * PLOT_SIZE;
-    let bottom = PLOT_TOP + PLOT_SIZE;
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">{}</text>",
-        x(0.5),
-        xml_escape(title)
-    );
+fn draw_panel(svg: &mut Svg, plot: UnitSquare, title: &str, bins: &[Bin], ece: f64) {
+    let (x, y) = (|p: f64| plot.x(p), |a: f64| plot.y(a));
+    plot.title(svg, title);
     // Histogram of confidences over the same bins.
     let most = bins.iter().map(|b| b.count).fold(0.0, f64::max).max(1.0);
     for b in bins {
         let h = b.count / most * HIST_HEIGHT;
-        let _ = writeln!(
-            svg,
+        svg.shape(&format!(
             "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{h:.2}\" fill=\"#9e9e9e\" stroke=\"white\"/>",
             x(b.lo),
             HIST_TOP + HIST_HEIGHT - h,
             bar_width(b)
-        );
+        ));
     }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">count</text>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\">{}</text>",
+    svg.text(
         x(0.0) - 6.0,
         HIST_TOP + HIST_HEIGHT / 2.0,
+        "text-anchor=\"end\"",
+        "count",
+    );
+    svg.text(
         x(0.0) - 6.0,
         HIST_TOP + 10.0,
-        most
+        "text-anchor=\"end\" font-size=\"10\"",
+        &most.to_string(),
     );
     // Accuracy bars, the gap to each bin's mean confidence, and the diagonal.
     for b in bins {
-        let _ = writeln!(
-            svg,
+        svg.shape(&format!(
             "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"#1f77b4\" stroke=\"white\"/>\n\
              <line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"#d62728\" stroke-width=\"2\"/>",
             x(b.lo),
@@ -93,14 +87,13 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
             y(b.mean_confidence),
             x(b.lo) + bar_width(b),
             y(b.mean_confidence)
-        );
+        ));
     }
     // Clopper–Pearson 95% intervals on each bar.
     for b in bins {
         if let Some([low, high]) = b.accuracy_interval {
             let centre = x(b.lo) + bar_width(b) / 2.0;
-            let _ = writeln!(
-                svg,
+            svg.shape(&format!(
                 "<line x1=\"{centre:.2}\" y1=\"{:.2}\" x2=\"{centre:.2}\" y2=\"{:.2}\" stroke=\"black\" stroke-width=\"1\"/>\n\
                  <line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"black\"/>\n\
                  <line x1=\"{:.2}\" y1=\"{:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" stroke=\"black\"/>",
@@ -114,54 +107,34 @@ fn draw_panel(svg: &mut String, left: f64, title: &str, bins: &[Bin], ece: f64) 
                 y(high),
                 centre + 3.0,
                 y(high)
-            );
+            ));
         }
     }
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\" stroke-dasharray=\"5,4\"/>\n\
-         <rect x=\"{}\" y=\"{PLOT_TOP}\" width=\"{PLOT_SIZE}\" height=\"{PLOT_SIZE}\" fill=\"none\" stroke=\"black\"/>",
-        x(0.0),
-        y(0.0),
-        x(1.0),
-        y(1.0),
-        x(0.0)
-    );
-    unit_ticks(svg, x, y);
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">confidence</text>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 {} {})\">accuracy</text>\n\
-         <text x=\"{}\" y=\"{}\">ECE = {ece:.4}</text>\n\
-         <text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#d62728\">red: mean confidence in bin; whiskers: 95% Clopper-Pearson</text>",
-        x(0.5),
-        bottom + 36.0,
-        left + 20.0,
-        y(0.5),
-        left + 20.0,
-        y(0.5),
+    plot.diagonal(svg, "black");
+    plot.axes(svg, "confidence", "accuracy");
+    svg.text(x(0.03), PLOT_TOP + 18.0, "", &format!("ECE = {ece:.4}"));
+    svg.text(
         x(0.03),
-        PLOT_TOP + 18.0,
-        x(0.03),
-        PLOT_TOP + 34.0
+        PLOT_TOP + 34.0,
+        "font-size=\"10\" fill=\"#d62728\"",
+        "red: mean confidence in bin; whiskers: 95% Clopper-Pearson",
     );
     // One transparent column per bar, on top, over histogram and plot: what
     // report.html's drill-down listens to (a bar of accuracy 0 has no height).
     for (k, b) in bins.iter().enumerate() {
-        let _ = writeln!(
-            svg,
+        svg.shape(&format!(
             "<rect data-bar=\"{k}\" data-lo=\"{}\" data-hi=\"{}\" x=\"{:.2}\" y=\"{HIST_TOP}\" width=\"{:.2}\" \
              height=\"{:.2}\" fill=\"#ff9800\" fill-opacity=\"0\"><title>{} items, confidence {:.3}-{:.3}, accuracy {:.3}</title></rect>",
             b.lo,
             b.hi,
             x(b.lo),
             bar_width(b),
-            bottom - HIST_TOP,
+            plot.bottom() - HIST_TOP,
             b.count,
             b.lo,
             b.hi,
             b.accuracy
-        );
+        ));
     }
 }
 

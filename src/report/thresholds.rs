@@ -209,49 +209,33 @@ pub fn roc_svg(metrics: &[MetricThresholds]) -> String {
         "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     ];
     let height = TOP + SIZE + 60.0 + 16.0 * metrics.len() as f64;
-    let width = LEFT + SIZE + 40.0;
-    let x = |v: f64| LEFT + v * SIZE;
-    let y = |v: f64| TOP + (1.0 - v) * SIZE;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
-         font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{SIZE}\" height=\"{SIZE}\" fill=\"none\" stroke=\"black\"/>\n\
-         <line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#999\" stroke-dasharray=\"5,4\"/>\n",
-        x(0.0),
-        y(0.0),
-        x(1.0),
-        y(1.0)
-    );
-    super::svg::unit_ticks(&mut svg, x, y);
-    let _ = writeln!(
-        svg,
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">false positive rate</text>\
-         <text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">true positive rate</text>",
-        x(0.5),
-        TOP + SIZE + 34.0,
-        y(0.5),
-        y(0.5)
-    );
+    let plot = super::svg::UnitSquare {
+        left: LEFT,
+        top: TOP,
+        size: SIZE,
+    };
+    let mut svg = super::svg::Svg::new(LEFT + SIZE + 40.0, height);
+    plot.diagonal(&mut svg, "#999");
+    plot.axes(&mut svg, "false positive rate", "true positive rate");
     for (i, m) in metrics.iter().enumerate() {
         let color = colors[i % colors.len()];
         let points: Vec<String> = m
             .roc
             .iter()
-            .map(|[f, t]| format!("{:.2},{:.2}", x(*f), y(*t)))
+            .map(|[f, t]| format!("{:.2},{:.2}", plot.x(*f), plot.y(*t)))
             .collect();
-        let _ = writeln!(
-            svg,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.5\"/>\n\
-             <text x=\"{}\" y=\"{:.1}\" fill=\"{color}\">{} (AUC {:.3})</text>",
-            points.join(" "),
+        svg.shape(&format!(
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"1.5\"/>",
+            points.join(" ")
+        ));
+        svg.text(
             LEFT,
             TOP + SIZE + 54.0 + 16.0 * i as f64,
-            m.metric,
-            m.auc
+            &format!("fill=\"{color}\""),
+            &format!("{} (AUC {:.3})", m.metric, m.auc),
         );
     }
-    svg.push_str("</svg>\n");
-    svg
+    svg.finish()
 }
 
 #[cfg(test)]
