@@ -251,12 +251,12 @@ fn backend_config(
 }
 
 #[cfg(feature = "local")]
-fn lm_weights(args: &GenerateArgs) -> Option<String> {
-    Some(args.lm_weights.to_string())
+fn lm_weights(args: &GenerateArgs) -> Option<codecal::generate::weights::Weights> {
+    Some(args.lm_weights)
 }
 
 #[cfg(not(feature = "local"))]
-fn lm_weights(_: &GenerateArgs) -> Option<String> {
+fn lm_weights(_: &GenerateArgs) -> Option<codecal::generate::weights::Weights> {
     None
 }
 

@@ -18,6 +18,7 @@ pub mod openai;
 pub mod pool;
 pub mod row;
 pub mod stage;
+pub mod weights;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,27 +1,14 @@
-//! What every flow's report shares about calibration: the `[calibration]`
-//! section as the engine's options, one cell's files (its calibration
-//! directory and saved calibrator), and the decision table. Not the reports
-//! themselves.
+//! The tables every flow's report shares about its calibrated cells: the
+//! metrics and decision tables, the sample-size note and the subgroup rows.
+//! Not how a cell is calibrated or where its files go (`cells`), nor a
+//! flow's own paper tables (`report::paper`).
 
-use std::path::Path;
-
-use super::PipelineError;
-use super::artifacts::stage_error;
-use super::config::RunConfig;
-use super::generation::generation_params;
-use crate::artifact::create_dir;
 use crate::calibrate::binomial::binomial_cdf;
-use crate::calibrate::calibrator::{Generator, LabelDefinition};
-use crate::calibrate::combine::Combination;
 use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
-    BinSpec, Binning, CalibrateOptions, CalibrationData, CalibrationReport, Calibrator, Cutoff,
-    CutoffParams, Provenance,
+    CalibrateOptions, CalibrationData, CalibrationReport, Cutoff, CutoffParams,
 };
-use crate::calibrate::{Method, MethodChoice};
-use crate::digest::sha256_hex;
-use crate::generate::row::GenerationRow;
 use crate::report::run::ReportTable;
 use crate::report::table::{header, with_ci};
 
@@ -29,114 +16,7 @@ use crate::report::table::{header, with_ci};
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 9;
-
-/// The `[calibration]` section as the engine's options.
-pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, PipelineError> {
-    let c = &config.calibration;
-    let method = c.method.base(c.base.unwrap_or(Method::Platt));
-    let multicalibration = (c.method == MethodChoice::Multicalibration)
-        .then(|| c.multicalibration.clone().unwrap_or_default());
-    Ok(CalibrateOptions {
-        method,
-        penalty: true,
-        cv: config.calibration.cv,
-        folds: config.calibration.folds,
-        bins: BinSpec {
-            count: config.calibration.bins,
-            binning: Binning::EqualWidth,
-        },
-        bootstrap: config.calibration.bootstrap,
-        // Resample whole groups (repositories, problems, neighbourhoods): items
-        // of one group are not independent, and an item bootstrap would
-        // narrow the intervals for every duplicate (issue "fidelity, third
-        // pass", item 5). Every cell of a run carries its groups.
-        bootstrap_by_group: true,
-        bootstrap_metrics: None,
-        seed: config.calibration.seed,
-        cutoffs: CutoffParams {
-            target_precisions: config.calibration.target_precision.clone(),
-            delta: config.calibration.delta,
-            reject_precision: config.calibration.reject_precision,
-            procedure: config.calibration.procedure.unwrap_or_default(),
-            min_coverage: config.calibration.min_coverage,
-            ..CutoffParams::default()
-        },
-        smooth_ece: true,
-        multicalibration,
-    })
-}
-
-/// Where one calibrated cell's files go, and what its calibrator records.
-pub(crate) struct CellFiles<'a> {
-    /// Path components under `calibration/` and `calibrators/`, e.g.
-    /// language, model, measure and operating point.
-    pub parts: Vec<&'a str>,
-    pub measure: &'a str,
-    pub label: LabelDefinition,
-    pub generator: Option<Generator>,
-}
-
-impl CellFiles<'_> {
-    /// `calibration/<parts>` (the files of `codecal calibrate --out`).
-    pub(crate) fn calibration_dir(&self) -> String {
-        format!("calibration/{}", self.parts.join("/"))
-    }
-
-    /// `calibrators/<parts>.json`.
-    pub(crate) fn calibrator_file(&self) -> String {
-        format!("calibrators/{}.json", self.parts.join("/"))
-    }
-
-    /// Writes the calibration directory and the calibrator file under `dir`.
-    pub(crate) fn write(self, dir: &Path, report: &CalibrationReport) -> Result<(), PipelineError> {
-        self.write_with(dir, report, None)
-    }
-
-    /// [`write`](Self::write), for a cell whose measure is a learned
-    /// combination of measures, saved in its calibrator.
-    pub(crate) fn write_with(
-        self,
-        dir: &Path,
-        report: &CalibrationReport,
-        combination: Option<Combination>,
-    ) -> Result<(), PipelineError> {
-        crate::report::write_calibration_dir(&dir.join(self.calibration_dir()), report)
-            .map_err(stage_error)?;
-        let path = dir.join(self.calibrator_file());
-        if let Some(parent) = path.parent() {
-            create_dir(parent)?;
-        }
-        let provenance = Provenance {
-            measure: self.measure.to_owned(),
-            label: self.label,
-            generator: self.generator,
-        };
-        let mut calibrator = Calibrator::from_report(report, provenance);
-        calibrator.combination = combination;
-        calibrator.save(&path).map_err(stage_error)
-    }
-}
-
-/// The generator behind a model's generation rows: its backend and model as
-/// the rows name them, the prompt recipe's hash and the decoding parameters.
-pub(crate) fn generator(
-    config: &RunConfig,
-    rows: &[GenerationRow],
-    prompt_template: &str,
-) -> Result<Generator, PipelineError> {
-    let first = rows.first();
-    let params = generation_params(config)?;
-    Ok(Generator {
-        backend: first.map(|r| r.backend.clone()).unwrap_or_default(),
-        model: first.map(|r| r.model.clone()).unwrap_or_default(),
-        model_sha256: first
-            .map(|r| r.model_sha256.clone())
-            .filter(|s| !s.is_empty()),
-        prompt_template_sha256: sha256_hex(prompt_template.as_bytes()),
-        decoding: serde_json::to_value(&params).unwrap_or_default(),
-    })
-}
+pub(crate) const REPORT_REVISION: u32 = 10;
 
 /// One cell in the run report's shared tables: its key columns, its report
 /// and its files.
@@ -552,19 +432,5 @@ pub(crate) fn subgroup_table(key: &[&str], rows: Vec<Vec<String>>) -> ReportTabl
             ],
         ),
         rows,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue "fidelity, third pass", item 5: a run's intervals resample whole
-    /// groups (repositories, problems, neighbourhoods), not items.
-    #[test]
-    fn a_run_bootstraps_by_group() {
-        let default = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml");
-        let config = RunConfig::read(Path::new(default)).unwrap();
-        assert!(calibrate_options(&config).unwrap().bootstrap_by_group);
     }
 }

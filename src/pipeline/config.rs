@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::choice::{Choice, parse_choice};
 use serde::{Deserialize, Serialize};
 
 use crate::calibrate::multical::MulticalibrationParams;
@@ -250,12 +249,9 @@ pub struct BackendConfig {
     /// (`openai`); a longer `Retry-After` fails the request.
     #[serde(default = "max_wait")]
     pub max_wait_s: f64,
-    /// `local`: `f32`, `f16`, `quantized` or `mixed`. Text, not the
-    /// `generate::local::Weights` choice, because that type exists only in
-    /// builds with the local model, and a build without it (the Python
-    /// package) still reads every config; the config check refuses a wrong
-    /// value, naming the key.
-    pub lm_weights: Option<String>,
+    /// `local`: `f32`, `f16`, `quantized` or `mixed` (default `f32`); a
+    /// wrong value is refused when the config is read, naming the key.
+    pub lm_weights: Option<crate::generate::weights::Weights>,
     /// `local`: prompts in flight at once, sharing each decode step, 1 to
     /// 64; default from the cores and memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -466,11 +462,6 @@ pub(super) fn key_error(key: &str, message: impl Into<String>) -> ConfigError {
         key: key.to_owned(),
         message: message.into(),
     }
-}
-
-/// Reads a choice's value, naming the key and the accepted values.
-pub fn enum_value<T: Choice>(key: &str, value: &str) -> Result<T, ConfigError> {
-    parse_choice(value).map_err(|e| key_error(key, e.to_string()))
 }
 
 /// A TOML error at byte `at` of `text`: its line and, where the line sets

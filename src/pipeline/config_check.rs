@@ -437,8 +437,11 @@ fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<()
                 crate::models::language_model(model)
                     .map_err(|e| key_error(&format!("{key}.model"), e.to_string()))?;
             }
-            if let Some(weights) = &backend.lm_weights {
-                check_weights(&format!("{key}.lm_weights"), weights)?;
+            if backend.lm_weights.is_some() && !cfg!(feature = "local") {
+                return Err(key_error(
+                    &format!("{key}.lm_weights"),
+                    "this codecal was built without the `local` feature",
+                ));
             }
             if backend
                 .parallel
@@ -539,19 +542,6 @@ fn check_request_limits(key: &str, backend: &BackendConfig) -> Result<(), Config
         backend.max_wait_s > 0.0 && backend.max_wait_s <= 3600.0,
         "above 0 and at most 3600",
     )
-}
-
-#[cfg(feature = "local")]
-fn check_weights(key: &str, weights: &str) -> Result<(), ConfigError> {
-    enum_value::<crate::generate::local::Weights>(key, weights).map(|_| ())
-}
-
-#[cfg(not(feature = "local"))]
-fn check_weights(key: &str, _: &str) -> Result<(), ConfigError> {
-    Err(key_error(
-        key,
-        "this codecal was built without the `local` feature",
-    ))
 }
 
 /// Any HTTP answer from `{url}/models` means the server is there.

@@ -57,7 +57,7 @@ fn answer_section(backend: &BackendConfig) -> String {
     struct AnswerSection<'a> {
         extra: &'a crate::generate::openai::ExtraBody,
         kind: &'a str,
-        lm_weights: &'a Option<String>,
+        lm_weights: &'a Option<crate::generate::weights::Weights>,
         model: &'a Option<String>,
         require_logprobs: bool,
     }
@@ -124,7 +124,7 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
         .as_deref()
         .unwrap_or("SmolLM2-135M-Instruct-Q4_1");
     let weights = match backend.kind {
-        BackendKind::Local => format!("@{}", backend.lm_weights.as_deref().unwrap_or("f32")),
+        BackendKind::Local => format!("@{}", backend.lm_weights.unwrap_or_default()),
         _ => String::new(),
     };
     format!("{}-{model}{weights}", backend.kind)
@@ -356,10 +356,7 @@ fn open_local(
     home: &ModelHome,
 ) -> Result<Box<dyn Backend>, OpenBackendError> {
     use crate::generate::local::{LocalBackend, Weights};
-    let weights = match &config.lm_weights {
-        Some(w) => super::config::enum_value::<Weights>("lm_weights", w)?,
-        None => Weights::F32,
-    };
+    let weights = config.lm_weights.unwrap_or(Weights::F32);
     let model = crate::models::language_model(
         config
             .model

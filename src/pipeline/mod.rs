@@ -14,6 +14,7 @@
 
 mod artifacts;
 mod calibration;
+mod cells;
 pub mod config;
 mod config_check;
 mod embedding;

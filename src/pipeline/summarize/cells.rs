@@ -15,8 +15,9 @@ use crate::confidence::agreement::SUMMARY_MEASURES;
 use crate::generate::row::GenerationRow;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::{read_jsonl, stage_error};
-use crate::pipeline::calibration::{
-    CellFiles, calibrate_options, generator, subgroup_rows, tertiles,
+use crate::pipeline::calibration::{subgroup_rows, tertiles};
+use crate::pipeline::cells::{
+    CellFiles, CellKey, calibrate_options, calibrate_or_raw, generator, write_cell,
 };
 use crate::pipeline::config::RunConfig;
 use crate::pipeline::multicalibration::{ItemFacts, code_clusters, feature_columns};
@@ -91,15 +92,12 @@ pub(super) fn gather(
     labels: &[String],
 ) -> Result<Gathered, PipelineError> {
     let options = calibrate_options(config)?;
-    let raw_only = CalibrateOptions {
+    // Table I reads only Spearman's rho from its calibrations: raw, unsmoothed.
+    let spearman_only = CalibrateOptions {
         method: Method::None,
         multicalibration: None,
-        ..options.clone()
-    };
-    // Table I reads only Spearman's rho from its calibrations.
-    let spearman_only = CalibrateOptions {
         smooth_ece: false,
-        ..raw_only.clone()
+        ..options.clone()
     };
     let run = RunCells {
         config,
@@ -108,7 +106,6 @@ pub(super) fn gather(
         points: operating_points(config)?,
         measures: summary_measures(config),
         options,
-        raw_only,
         spearman_only,
     };
     let mut gathered = Gathered::default();
@@ -200,7 +197,6 @@ struct RunCells<'a> {
     points: Vec<(String, f64)>,
     measures: Vec<(String, bool)>,
     options: CalibrateOptions,
-    raw_only: CalibrateOptions,
     spearman_only: CalibrateOptions,
 }
 
@@ -296,15 +292,13 @@ impl RunCells<'_> {
         let data = self.data(items, measure, self.metric, threshold);
         // Rescaling needs both classes in every training fold; where a
         // threshold leaves too few of one, the raw numbers still stand.
-        let report = match calibrate(&data, &self.options) {
-            Ok(report) => report,
-            Err(e) => {
-                out.notes.push(format!(
-                    "{language} {label} {measure} at {point}: not rescaled ({e})"
-                ));
-                calibrate(&data, &self.raw_only).map_err(stage_error)?
-            }
-        };
+        let report = calibrate_or_raw(
+            &data,
+            &self.options,
+            &mut out.notes,
+            &format!("{language} {label} at {point}"),
+            &format!("{language} {label} {measure} at {point}"),
+        )?;
         let files = CellFiles {
             parts: vec![language, label, measure, point],
             measure,
@@ -317,19 +311,14 @@ impl RunCells<'_> {
             },
             generator: Some(model.generator.clone()),
         };
-        let key = [language, label, measure, point]
-            .map(str::to_owned)
-            .to_vec();
-        let view = CellView::new(
-            &CELL_KEY,
-            key,
-            files.calibration_dir(),
-            &report,
-            &data.confidence,
-            &data.correct,
-            &items.items.iter().map(|i| i.index).collect::<Vec<_>>(),
-        );
-        files.write(self.dir, &report)?;
+        let key = CellKey {
+            names: &CELL_KEY,
+            values: [language, label, measure, point]
+                .map(str::to_owned)
+                .to_vec(),
+        };
+        let indices: Vec<usize> = items.items.iter().map(|i| i.index).collect();
+        let view = write_cell(self.dir, files, key, &report, &data, &indices, None)?;
         let cell = Cell {
             tokens_per_item: tokens_per_item(&model.rows, measure),
             language: language.to_owned(),

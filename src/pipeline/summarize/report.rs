@@ -9,8 +9,9 @@ use super::cells::{self, Cell, Gathered, TABLE_ONE};
 use crate::calibrate::calibrator::LabelDefinition;
 use crate::pipeline::PipelineError;
 use crate::pipeline::calibration::{
-    CellFiles, CellRow, decision_table, metrics_table, sample_size_note, subgroup_table,
+    CellRow, decision_table, metrics_table, sample_size_note, subgroup_table,
 };
+use crate::pipeline::cells::CellFiles;
 use crate::pipeline::config::{CorpusSource, RunConfig};
 use crate::pipeline::multicalibration::multicalibration_tables;
 use crate::pipeline::run_report::{ReportParts, write_report};

@@ -25,8 +25,10 @@ use crate::confidence::agreement::CODE_MEASURES;
 use crate::confidence::length::LengthBaseline;
 use crate::generate::row::GenerationRow;
 use crate::pipeline::PipelineError;
-use crate::pipeline::artifacts::{read_jsonl, stage_error};
-use crate::pipeline::calibration::{CellFiles, calibrate_options, generator};
+use crate::pipeline::artifacts::read_jsonl;
+use crate::pipeline::cells::{
+    CellFiles, CellKey, calibrate_options, calibrate_or_raw, generator, write_cell,
+};
 use crate::pipeline::config::{COMBINATION, RunConfig};
 use crate::pipeline::multicalibration::{self};
 use crate::pipeline::sampled::merge_agreement;
@@ -274,7 +276,13 @@ impl RunCells<'_> {
     ) -> Result<Cell, PipelineError> {
         let (label, notes) = (answers.label, &mut out.notes);
         let data = &column.data;
-        let report = calibrate_or_raw(data, &self.options, notes, label, measure)?;
+        let report = calibrate_or_raw(
+            data,
+            &self.options,
+            notes,
+            label,
+            &format!("{label} {measure}"),
+        )?;
         let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
         let dataset_name = format!("{:?}", self.dataset).to_lowercase();
         let files = CellFiles {
@@ -286,16 +294,19 @@ impl RunCells<'_> {
             },
             generator: Some(answers.generator.clone()),
         };
-        let view = CellView::new(
-            &["model", "measure"],
-            vec![label.to_owned(), measure.to_owned()],
-            files.calibration_dir(),
+        let key = CellKey {
+            names: &["model", "measure"],
+            values: vec![label.to_owned(), measure.to_owned()],
+        };
+        let view = write_cell(
+            self.dir,
+            files,
+            key,
             &report,
-            &data.confidence,
-            &data.correct,
+            data,
             &answers.item_indices,
-        );
-        files.write_with(self.dir, &report, combination)?;
+            combination,
+        )?;
         if self.dataset == Dataset::Turbulence {
             turbulence.views.push(turbulence::MeasureView {
                 model: label.to_owned(),
@@ -480,41 +491,8 @@ fn oyster_calibration(
                 &penalised,
                 notes,
                 label,
-                &format!("{measure} (platt-p)"),
+                &format!("{label} {measure} (platt-p)"),
             )
-        }
-    }
-}
-
-/// Rescaling needs both outcomes in every training fold; where it cannot
-/// be had, the raw numbers still stand, with a note.
-fn calibrate_or_raw(
-    data: &CalibrationData,
-    options: &CalibrateOptions,
-    notes: &mut Vec<String>,
-    label: &str,
-    measure: &str,
-) -> Result<CalibrationReport, PipelineError> {
-    match calibrate(data, options) {
-        Ok(report) => {
-            // Say why a table has no skill score or no rescaled row (e.g. a
-            // model that got nothing right), once per model.
-            for warning in report.warnings.iter().filter(|w| w.starts_with("all ")) {
-                let note = format!("{label}: {warning}");
-                if !notes.contains(&note) {
-                    notes.push(note);
-                }
-            }
-            Ok(report)
-        }
-        Err(e) => {
-            notes.push(format!("{label} {measure}: not rescaled ({e})"));
-            let raw_only = CalibrateOptions {
-                method: Method::None,
-                multicalibration: None,
-                ..options.clone()
-            };
-            calibrate(data, &raw_only).map_err(stage_error)
         }
     }
 }

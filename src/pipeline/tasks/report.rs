@@ -22,9 +22,8 @@ use std::path::Path;
 
 use crate::calibrate::calibrator::LabelDefinition;
 use crate::pipeline::PipelineError;
-use crate::pipeline::calibration::{
-    CellFiles, CellRow, decision_table, metrics_table, sample_size_note,
-};
+use crate::pipeline::calibration::{CellRow, decision_table, metrics_table, sample_size_note};
+use crate::pipeline::cells::CellFiles;
 use crate::pipeline::config::RunConfig;
 use crate::pipeline::multicalibration::multicalibration_tables;
 use crate::pipeline::run_report::{ReportParts, write_report};
