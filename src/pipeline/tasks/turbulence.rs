@@ -1,19 +1,14 @@
-//! Turbulence's own tables (seed `002_c9cbfe9d1661ed8e.txt`) and the
-//! calibration views that only neighbourhoods make possible.
-//!
-//! The paper's: CorrSc per question (Definition 1) with its four classes
-//! (perfect success, perfect failure, consistent failure, random failure;
-//! section IV-B), the CorrSc histogram of Figure 4 (0, ten 0.1-wide bins, 1),
-//! Table I's overall row (mean CorrSc ± standard error over all answers),
-//! Table II's outcome counts, and the discontinuities behind each consistent
-//! failure. Beyond the paper: calibration per neighbourhood and the worst
-//! one, confidence turbulence (the spread of confidence inside a
+//! What a Turbulence run adds to the task flow: its answers read from the
+//! verdicts with their question and instance (`answers`), self-consistency
+//! across rounds as a confidence measure, and the calibration views that
+//! only neighbourhoods make possible: calibration per neighbourhood and the
+//! worst one, confidence turbulence (the spread of confidence inside a
 //! neighbourhood beside the spread of correctness), and the overconfident
-//! blind spots. Self-consistency across rounds is computed here as a
-//! confidence measure and calibrated like the others by the task report.
+//! blind spots.
 //!
-//! Not for: judging (the `task::turbulence` worker) or calibrating (the
-//! task report hands in each cell's out-of-fold confidences).
+//! Not for: the paper's own tables and Figure 4 (`report::paper::turbulence`),
+//! judging (the `task::turbulence` worker) or calibrating (the task report
+//! hands in each cell's out-of-fold confidences).
 
 use std::collections::BTreeMap;
 
@@ -23,19 +18,11 @@ use crate::report::table::header;
 use crate::task::turbulence::job_params;
 use crate::task::{Oracle, Problem, VerdictRow};
 
+use crate::report::paper::turbulence::by_question;
+pub(super) use crate::report::paper::turbulence::{Answer, histogram_svg, paper_tables};
+
 /// The confidence measure built from agreement across rounds.
 pub(super) const SELF_CONSISTENCY: &str = "self-consistency";
-
-/// One answer with where it belongs.
-#[derive(Clone, Debug)]
-pub(super) struct Answer {
-    pub id: String,
-    pub question: u32,
-    pub instance: u32,
-    pub params: String,
-    pub correct: bool,
-    pub reason: String,
-}
 
 /// One model x measure's confidences, in the answers' order.
 pub(super) struct MeasureView {
@@ -100,111 +87,6 @@ pub(super) fn self_consistency(answers: &[Answer], verdicts: &[VerdictRow]) -> V
             Some(alike as f64 / others as f64)
         })
         .collect()
-}
-
-/// The paper's classes of a question's neighbourhood.
-fn class(answers: &[&Answer]) -> &'static str {
-    let correct = answers.iter().filter(|a| a.correct).count();
-    if correct == answers.len() {
-        return "perfect success";
-    }
-    if correct == 0 {
-        return "perfect failure";
-    }
-    if !every_round(answers, false).is_empty() {
-        "consistent failure"
-    } else {
-        "random failure"
-    }
-}
-
-/// The first answer of each instance whose every round was `correct` (true:
-/// solved every round; false: failed every round).
-fn every_round<'a>(answers: &[&'a Answer], correct: bool) -> Vec<&'a Answer> {
-    by_instance(answers)
-        .into_values()
-        .filter(|rounds| rounds.iter().all(|a| a.correct == correct))
-        .map(|rounds| rounds[0])
-        .collect()
-}
-
-fn by_instance<'a>(answers: &[&'a Answer]) -> BTreeMap<u32, Vec<&'a Answer>> {
-    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
-    for answer in answers {
-        map.entry(answer.instance).or_default().push(answer);
-    }
-    map
-}
-
-fn by_question(answers: &[Answer]) -> BTreeMap<u32, Vec<&Answer>> {
-    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
-    for answer in answers {
-        map.entry(answer.question).or_default().push(answer);
-    }
-    map
-}
-
-fn corrsc(answers: &[&Answer]) -> f64 {
-    answers.iter().filter(|a| a.correct).count() as f64 / answers.len().max(1) as f64
-}
-
-/// Histogram bin of a CorrSc: "0", ten 0.1-wide bins, "1" (Figure 4).
-fn histogram_bin(score: f64) -> usize {
-    if score <= 0.0 {
-        0
-    } else if score >= 1.0 {
-        11
-    } else {
-        1 + ((score * 10.0).floor() as usize).min(9)
-    }
-}
-
-const HISTOGRAM_BINS: [&str; 12] = [
-    "0",
-    "(0, 0.1)",
-    "[0.1, 0.2)",
-    "[0.2, 0.3)",
-    "[0.3, 0.4)",
-    "[0.4, 0.5)",
-    "[0.5, 0.6)",
-    "[0.6, 0.7)",
-    "[0.7, 0.8)",
-    "[0.8, 0.9)",
-    "[0.9, 1)",
-    "1",
-];
-
-fn list(answers: &[&Answer], most: usize) -> String {
-    let shown: Vec<&str> = answers
-        .iter()
-        .take(most)
-        .map(|a| a.params.as_str())
-        .collect();
-    let more = answers.len().saturating_sub(most);
-    let mut text = shown.join(" ");
-    if more > 0 {
-        text += &format!(" (+{more} more)");
-    }
-    text
-}
-
-/// Figure 4's histogram as an SVG: questions per CorrSc bin, a bar per model.
-pub(super) fn histogram_svg(models: &[(String, Vec<Answer>)]) -> String {
-    let series: Vec<(String, Vec<usize>)> = models
-        .iter()
-        .map(|(model, answers)| {
-            let mut counts = vec![0; HISTOGRAM_BINS.len()];
-            for of_question in by_question(answers).values() {
-                counts[histogram_bin(corrsc(of_question))] += 1;
-            }
-            (model.clone(), counts)
-        })
-        .collect();
-    crate::report::bar_chart_svg(
-        "Questions per CorrSc bin (Turbulence, Figure 4)",
-        &HISTOGRAM_BINS,
-        &series,
-    )
 }
 
 /// Calibration per neighbourhood, the worst one, confidence turbulence and
@@ -398,10 +280,3 @@ fn spread(values: &[f64]) -> (f64, f64) {
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (var.sqrt(), if values.is_empty() { 0.0 } else { hi - lo })
 }
-
-mod paper;
-
-pub(super) use paper::paper_tables;
-
-#[cfg(test)]
-mod tests;

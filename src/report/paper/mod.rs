@@ -1,7 +1,8 @@
 //! The seed papers' own tables, built from plain per-cell results: the
 //! summarization seed's Tables III-VII ([`summarization`]), seed
-//! 000's Tables 5, 6 and 8 ([`seed000`]) and "Open the Oyster"'s table
-//! ([`oyster`]). Each function takes what a flow measured and returns the
+//! 000's Tables 5, 6 and 8 ([`seed000`]), "Open the Oyster"'s table
+//! ([`oyster`]) and Turbulence's Tables I and II with its classes and
+//! Figure 4 ([`turbulence`]). Each function takes what a flow measured and returns the
 //! table's cells, in the paper's columns and order.
 //! Nothing here reads a run directory, calibrates or writes a file: the
 //! flows in `pipeline` do that and hand the results over.
@@ -9,6 +10,7 @@
 pub mod oyster;
 pub mod seed000;
 pub mod summarization;
+pub mod turbulence;
 
 use crate::calibrate::CalibrationReport;
 

@@ -1,22 +1,138 @@
-//! The Turbulence paper's own tables over every model's answers: CorrSc per
-//! question (Definition 1) and its class (section IV-B), questions per class
-//! (Figure 6) and per CorrSc bin (Figure 4), Table I (mean CorrSc), Table II
-//! (answers per outcome) and the consistent failures' parameters.
+//! The Turbulence paper's own tables (seed `002_c9cbfe9d1661ed8e.txt`) over
+//! every model's answers: CorrSc per question (Definition 1) and its class
+//! (perfect success, perfect failure, consistent failure, random failure;
+//! section IV-B), questions per class (Figure 6) and per CorrSc bin (Figure
+//! 4, also drawn), Table I (mean CorrSc ± standard error over all answers),
+//! Table II (answers per outcome) and the consistent failures' parameters.
+//! Built from plain `Answer`s; not how answers are judged (`task::turbulence`)
+//! or calibrated (`pipeline`).
 
 use std::collections::BTreeMap;
 
-use super::{
-    Answer, HISTOGRAM_BINS, by_instance, by_question, class, corrsc, every_round, histogram_bin,
-    list,
-};
 use crate::report::run::ReportTable;
 use crate::report::table::header;
 use crate::task::turbulence::TABLE_II;
 
+/// One answer with where it belongs: its id, question and instance (the
+/// neighbourhood), the instance's parameters, and its outcome (a
+/// `task::Reason` name).
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub id: String,
+    pub question: u32,
+    pub instance: u32,
+    pub params: String,
+    pub correct: bool,
+    pub reason: String,
+}
+
+/// The paper's classes of a question's neighbourhood.
+fn class(answers: &[&Answer]) -> &'static str {
+    let correct = answers.iter().filter(|a| a.correct).count();
+    if correct == answers.len() {
+        return "perfect success";
+    }
+    if correct == 0 {
+        return "perfect failure";
+    }
+    if !every_round(answers, false).is_empty() {
+        "consistent failure"
+    } else {
+        "random failure"
+    }
+}
+
+/// The first answer of each instance whose every round was `correct` (true:
+/// solved every round; false: failed every round).
+fn every_round<'a>(answers: &[&'a Answer], correct: bool) -> Vec<&'a Answer> {
+    by_instance(answers)
+        .into_values()
+        .filter(|rounds| rounds.iter().all(|a| a.correct == correct))
+        .map(|rounds| rounds[0])
+        .collect()
+}
+
+fn by_instance<'a>(answers: &[&'a Answer]) -> BTreeMap<u32, Vec<&'a Answer>> {
+    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
+    for answer in answers {
+        map.entry(answer.instance).or_default().push(answer);
+    }
+    map
+}
+
+pub fn by_question(answers: &[Answer]) -> BTreeMap<u32, Vec<&Answer>> {
+    let mut map: BTreeMap<u32, Vec<&Answer>> = BTreeMap::new();
+    for answer in answers {
+        map.entry(answer.question).or_default().push(answer);
+    }
+    map
+}
+
+fn corrsc(answers: &[&Answer]) -> f64 {
+    answers.iter().filter(|a| a.correct).count() as f64 / answers.len().max(1) as f64
+}
+
+/// Histogram bin of a CorrSc: "0", ten 0.1-wide bins, "1" (Figure 4).
+fn histogram_bin(score: f64) -> usize {
+    if score <= 0.0 {
+        0
+    } else if score >= 1.0 {
+        11
+    } else {
+        1 + ((score * 10.0).floor() as usize).min(9)
+    }
+}
+
+const HISTOGRAM_BINS: [&str; 12] = [
+    "0",
+    "(0, 0.1)",
+    "[0.1, 0.2)",
+    "[0.2, 0.3)",
+    "[0.3, 0.4)",
+    "[0.4, 0.5)",
+    "[0.5, 0.6)",
+    "[0.6, 0.7)",
+    "[0.7, 0.8)",
+    "[0.8, 0.9)",
+    "[0.9, 1)",
+    "1",
+];
+
+fn list(answers: &[&Answer], most: usize) -> String {
+    let shown: Vec<&str> = answers
+        .iter()
+        .take(most)
+        .map(|a| a.params.as_str())
+        .collect();
+    let more = answers.len().saturating_sub(most);
+    let mut text = shown.join(" ");
+    if more > 0 {
+        text += &format!(" (+{more} more)");
+    }
+    text
+}
+
+/// Figure 4's histogram as an SVG: questions per CorrSc bin, a bar per model.
+pub fn histogram_svg(models: &[(String, Vec<Answer>)]) -> String {
+    let series: Vec<(String, Vec<usize>)> = models
+        .iter()
+        .map(|(model, answers)| {
+            let mut counts = vec![0; HISTOGRAM_BINS.len()];
+            for of_question in by_question(answers).values() {
+                counts[histogram_bin(corrsc(of_question))] += 1;
+            }
+            (model.clone(), counts)
+        })
+        .collect();
+    crate::report::bar_chart_svg(
+        "Questions per CorrSc bin (Turbulence, Figure 4)",
+        &HISTOGRAM_BINS,
+        &series,
+    )
+}
+
 /// The paper's tables for every model's answers.
-pub(in crate::pipeline::tasks) fn paper_tables(
-    models: &[(String, Vec<Answer>)],
-) -> Vec<ReportTable> {
+pub fn paper_tables(models: &[(String, Vec<Answer>)]) -> Vec<ReportTable> {
     let mut rows = PaperRows::default();
     for (model, answers) in models {
         rows.add_model(model, answers);
@@ -205,4 +321,54 @@ fn table2_row(model: &str, answers: &[Answer]) -> Vec<String> {
     }
     row.push(count("unavailable").to_string());
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn answer(question: u32, instance: u32, correct: bool) -> Answer {
+        Answer {
+            id: format!("Q{question}/{instance}/1"),
+            question,
+            instance,
+            params: format!("[{instance}]"),
+            correct,
+            reason: if correct { "passed" } else { "fuzzing-failure" }.into(),
+        }
+    }
+
+    #[test]
+    fn classes_follow_section_iv_b() {
+        let all = |pattern: &[(u32, bool)]| -> Vec<Answer> {
+            pattern.iter().map(|&(i, c)| answer(1, i, c)).collect()
+        };
+        let classify = |answers: Vec<Answer>| {
+            let refs: Vec<&Answer> = answers.iter().collect();
+            class(&refs)
+        };
+        assert_eq!(
+            classify(all(&[(1, true), (1, true), (2, true)])),
+            "perfect success"
+        );
+        assert_eq!(classify(all(&[(1, false), (2, false)])), "perfect failure");
+        // Instance 2 fails in both rounds while instance 1 is solved.
+        assert_eq!(
+            classify(all(&[(1, true), (1, true), (2, false), (2, false)])),
+            "consistent failure"
+        );
+        // Every instance solved at least once.
+        assert_eq!(
+            classify(all(&[(1, true), (1, false), (2, false), (2, true)])),
+            "random failure"
+        );
+    }
+
+    #[test]
+    fn histogram_keeps_0_and_1_apart() {
+        assert_eq!(histogram_bin(0.0), 0);
+        assert_eq!(histogram_bin(0.05), 1);
+        assert_eq!(histogram_bin(0.1), 2);
+        assert_eq!(histogram_bin(0.999), 10);
+        assert_eq!(histogram_bin(1.0), 11);
+    }
 }
