@@ -58,7 +58,7 @@ pub(super) fn answers(problems: &[Problem], verdicts: &[VerdictRow]) -> Vec<Answ
                 instance: *instance,
                 params: job_params(job),
                 correct: verdict.verdict.correct,
-                reason: verdict.verdict.reason.name().to_owned(),
+                reason: verdict.verdict.reason,
             })
         })
         .collect()

@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 
 use crate::report::run::ReportTable;
 use crate::report::table::header;
+use crate::task::Reason;
 use crate::task::turbulence::TABLE_II;
 
 /// One answer with where it belongs: its id, question and instance (the
-/// neighbourhood), the instance's parameters, and its outcome (a
-/// `task::Reason` name).
+/// neighbourhood), the instance's parameters, and its outcome.
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub id: String,
@@ -23,7 +23,7 @@ pub struct Answer {
     pub instance: u32,
     pub params: String,
     pub correct: bool,
-    pub reason: String,
+    pub reason: Reason,
 }
 
 /// The paper's classes of a question's neighbourhood.
@@ -313,13 +313,12 @@ fn table1_row(model: &str, answers: &[Answer], questions: usize) -> Vec<String> 
 }
 
 fn table2_row(model: &str, answers: &[Answer]) -> Vec<String> {
-    let count = |name: &str| answers.iter().filter(|a| a.reason == name).count();
+    let count = |reason: Reason| answers.iter().filter(|a| a.reason == reason).count();
     let mut row = vec![model.to_owned()];
     for (reason, _) in TABLE_II {
-        let name = serde_json::to_value(reason).unwrap_or_default();
-        row.push(count(name.as_str().unwrap_or_default()).to_string());
+        row.push(count(reason).to_string());
     }
-    row.push(count("unavailable").to_string());
+    row.push(count(Reason::Unavailable).to_string());
     row
 }
 
@@ -333,7 +332,11 @@ mod tests {
             instance,
             params: format!("[{instance}]"),
             correct,
-            reason: if correct { "passed" } else { "fuzzing-failure" }.into(),
+            reason: if correct {
+                Reason::Passed
+            } else {
+                Reason::FuzzingFailure
+            },
         }
     }
 
