@@ -12,8 +12,11 @@
 //! generated token; decode rate = further tokens / their time. Best of 3.
 //!
 //! The baseline is llama.cpp on the same GGUF and prompt, in the same run:
-//! `benches/llama_cpp/build.sh` builds it from the llama-cpp-sys-2 crate's
-//! sources (first run only) and `timing.cpp` measures it the same way. The
+//! `benches/llama_cpp/build.sh` builds it natively from the llama-cpp-sys-2
+//! crate's sources (first run only) and `timing.cpp` measures it the same
+//! way. Beside it, where `benches/llama_server` has built it, llama-cpp-python
+//! from PyPI (`pypi_timing.py`), to show the reference is llama.cpp at its
+//! best on this CPU. The
 //! bench also checks that llama.cpp's tokenizer gives the prompt the same
 //! ids as codecal's, which tests the tokenizer rebuilt from GGUF metadata.
 //!
@@ -55,6 +58,8 @@ fn timed(backend: &LocalBackend, prompt: &Prompt, max_tokens: usize) -> (f64, Ge
     };
     (0..3)
         .map(|_| {
+            // Else the second and third runs reuse the first one's prefill.
+            backend.forget_prefills();
             let start = Instant::now();
             let g = backend
                 .generate_ids(prompt, &params)
@@ -136,15 +141,29 @@ fn single_prompt(
     threads: usize,
     layouts: &[Weights],
 ) {
-    let baseline = llama_dir.and_then(|dir| llama_cpp(dir, gguf, prompt_text(prompt), threads));
+    let text = prompt_text(prompt);
+    let baseline = llama_dir.and_then(|dir| llama_cpp(dir, gguf, text, threads, false));
+    // PyPI's build, to show that the reference is llama.cpp at its best here.
+    let pypi = llama_dir.and_then(|dir| llama_cpp(dir, gguf, text, threads, true));
     println!(
         "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill ratio | decode ratio |"
     );
     println!("|---|---|---|---|---|---|");
     if let Some(b) = &baseline {
         println!(
-            "| llama.cpp ({threads} threads) | {} | {:.0} | {:.1} | 1 | 1 |",
+            "| llama.cpp, native build ({threads} threads) | {} | {:.0} | {:.1} | 1 | 1 |",
             b.prompt_tokens, b.prefill, b.decode
+        );
+    }
+    if let (Some(p), Some(b)) = (&pypi, &baseline) {
+        println!(
+            "| llama-cpp-python {} from PyPI | {} | {:.0} | {:.1} | {:.2}x | {:.2}x |",
+            p.version.as_deref().unwrap_or("?"),
+            p.prompt_tokens,
+            p.prefill,
+            p.decode,
+            p.prefill / b.prefill,
+            p.decode / b.decode
         );
     }
     for &weights in layouts {
@@ -432,6 +451,8 @@ struct Baseline {
     prefill: f64,
     decode: f64,
     ids: Vec<u32>,
+    /// llama-cpp-python's version, for the PyPI build.
+    version: Option<String>,
 }
 
 /// Builds llama.cpp's two programs (first run only) and returns their
@@ -454,11 +475,16 @@ fn build_llama_cpp() -> Option<PathBuf> {
 
 /// Runs one of llama.cpp's programs and reads the JSON object it prints.
 fn run_llama_cpp(program: PathBuf, args: &[&std::ffi::OsStr]) -> Option<serde_json::Value> {
-    let out = Command::new(&program).args(args).output().ok()?;
+    run_json(Command::new(&program).args(args))
+}
+
+/// Runs a command and reads the JSON object it prints, or says why not.
+fn run_json(command: &mut Command) -> Option<serde_json::Value> {
+    let out = command.output().ok()?;
     if !out.status.success() {
         eprintln!(
-            "{} failed: {}",
-            program.display(),
+            "{:?} failed: {}",
+            command.get_program(),
             String::from_utf8_lossy(&out.stderr)
         );
         return None;
@@ -466,25 +492,50 @@ fn run_llama_cpp(program: PathBuf, args: &[&std::ffi::OsStr]) -> Option<serde_js
     serde_json::from_slice(&out.stdout).ok()
 }
 
-/// llama.cpp's rates on the same prompt.
-fn llama_cpp(dir: &Path, gguf: &Path, prompt: &str, threads: usize) -> Option<Baseline> {
+/// llama.cpp's rates on the same prompt: the bench's native build, or with
+/// `pypi` llama-cpp-python from PyPI (`benches/llama_server`'s venv), timed
+/// the same way by `pypi_timing.py`.
+fn llama_cpp(
+    dir: &Path,
+    gguf: &Path,
+    prompt: &str,
+    threads: usize,
+    pypi: bool,
+) -> Option<Baseline> {
     let prompt_file = dir.join("prompt.txt");
     std::fs::write(&prompt_file, prompt).ok()?;
     let (decode, threads) = (DECODE_TOKENS.to_string(), threads.to_string());
-    let v = run_llama_cpp(
-        dir.join("llama-timing"),
-        &[
-            gguf.as_os_str(),
-            prompt_file.as_os_str(),
-            decode.as_ref(),
-            threads.as_ref(),
-        ],
-    )?;
+    let args = [
+        gguf.as_os_str(),
+        prompt_file.as_os_str(),
+        decode.as_ref(),
+        threads.as_ref(),
+    ];
+    let v = if pypi {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let python = root.join("target/llama-server-venv/bin/python");
+        if !python.exists() {
+            println!(
+                "llama-cpp-python from PyPI: {} is missing, so it is left out \
+                 (`python3 benches/llama_server/check.py` builds it)",
+                python.display()
+            );
+            return None;
+        }
+        run_json(
+            Command::new(python)
+                .arg(root.join("benches/llama_cpp/pypi_timing.py"))
+                .args(args),
+        )?
+    } else {
+        run_llama_cpp(dir.join("llama-timing"), &args)?
+    };
     Some(Baseline {
         prompt_tokens: v["prompt_tokens"].as_u64()? as usize,
         prefill: v["prefill_tokens_per_s"].as_f64()?,
         decode: v["decode_tokens_per_s"].as_f64()?,
         ids: ids(&v["ids"])?,
+        version: v["version"].as_str().map(str::to_owned),
     })
 }
 

@@ -229,4 +229,9 @@ fn samples_of_one_prompt_share_its_prefill_and_answer_as_if_alone() {
         first.generated_ids, second.generated_ids,
         "two seeds, two samples"
     );
+    // The generate bench times prefill: once forgotten, a prompt runs in full.
+    shared.forget_prefills();
+    let third = shared.generate_ids(&prompt, &sample(2)).unwrap();
+    assert_eq!(shared.reused_prefills(), 1, "forgotten, so prefilled again");
+    assert_eq!(third.generated_ids, second.generated_ids);
 }

@@ -9,18 +9,26 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/target/llama-cpp"
-# Not GGML_NATIVE: -march=native turns on ggml's AMX kernels, which die with
-# SIGILL where the kernel or sandbox does not grant AMX state. Every other
-# vector extension is on exactly when this CPU reports it (an AVX-VNNI kernel
-# on a CPU with AVX512-VNNI only also dies with SIGILL), and a change of CPU
-# rebuilds.
+# GGML_NATIVE (-march=native: every vector extension this CPU has), the
+# build llama.cpp's own instructions give, except on a CPU that reports AMX:
+# there -march=native turns on ggml's AMX kernels, which die with SIGILL
+# where the kernel or sandbox does not grant AMX state, so every other
+# extension is named instead, on exactly when this CPU reports it (an
+# AVX-VNNI kernel on a CPU with AVX512-VNNI only also dies with SIGILL). A
+# change of CPU rebuilds.
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 on() { [[ "$flags" == *" $1 "* ]] && echo ON || echo OFF; }
-options=(-DGGML_AVX="$(on avx)" -DGGML_AVX2="$(on avx2)" -DGGML_FMA="$(on fma)"
-    -DGGML_F16C="$(on f16c)" -DGGML_BMI2="$(on bmi2)" -DGGML_AVX_VNNI="$(on avx_vnni)"
-    -DGGML_AVX512="$(on avx512f)" -DGGML_AVX512_VBMI="$(on avx512_vbmi)"
-    -DGGML_AVX512_VNNI="$(on avx512_vnni)" -DGGML_AVX512_BF16="$(on avx512_bf16)")
-if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && -x "$out/llama-greedy" && "$(cat "$out/options" 2>/dev/null)" == "${options[*]}" ]]; then
+if [[ "$flags" != *" amx"* ]]; then
+    options=(-DGGML_NATIVE=ON)
+else
+    options=(-DGGML_NATIVE=OFF -DGGML_AVX="$(on avx)" -DGGML_AVX2="$(on avx2)" -DGGML_FMA="$(on fma)"
+        -DGGML_F16C="$(on f16c)" -DGGML_BMI2="$(on bmi2)" -DGGML_AVX_VNNI="$(on avx_vnni)"
+        -DGGML_AVX512="$(on avx512f)" -DGGML_AVX512_VBMI="$(on avx512_vbmi)"
+        -DGGML_AVX512_VNNI="$(on avx512_vnni)" -DGGML_AVX512_BF16="$(on avx512_bf16)")
+fi
+# What the build was made with: its options and this CPU's extensions.
+stamp="${options[*]} cpu:$(echo "$flags" | md5sum | cut -c1-16)"
+if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && -x "$out/llama-greedy" && "$(cat "$out/options" 2>/dev/null)" == "$stamp" ]]; then
     echo "$out"
     exit 0
 fi
@@ -39,7 +47,7 @@ touch "$out/fetch/src/lib.rs"
 cargo fetch --quiet --manifest-path "$out/fetch/Cargo.toml" >&2
 src=$(cargo metadata --format-version 1 --manifest-path "$out/fetch/Cargo.toml" |
     python3 -c 'import json,sys,os; m=json.load(sys.stdin); print(next(os.path.dirname(p["manifest_path"]) for p in m["packages"] if p["name"]=="llama-cpp-sys-2"))')
-cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
+cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release \
     "${options[@]}" \
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF \
@@ -51,5 +59,5 @@ for program in timing batch greedy; do
         -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2
     mv "$out/llama-$program.partial" "$out/llama-$program"
 done
-echo "${options[*]}" > "$out/options"
+echo "$stamp" > "$out/options"
 echo "$out"

@@ -90,6 +90,15 @@ impl SuperRows {
         self.scales.len() / self.blocks_per_row.max(1)
     }
 
+    pub(super) fn blocks_per_row(&self) -> usize {
+        self.blocks_per_row
+    }
+
+    /// Every block's quants, scales and group sums, block after block.
+    pub(super) fn parts(&self) -> (&[i8], &[f32], &[i16]) {
+        (&self.quants, &self.scales, &self.group_sums)
+    }
+
     /// Row `r`'s block `b`: its 256 quants, scale and group sums.
     fn block(&self, r: usize, b: usize) -> (&[i8], f32, &[i16]) {
         let index = r * self.blocks_per_row + b;

@@ -166,8 +166,12 @@ fn linear(q: QTensor, weights: Weights, device: &Device) -> Result<Linear> {
     let packed = arithmetic
         .filter(|_| device.is_cpu())
         .and_then(|(activations, every_pass)| {
+            let matrix = PackedMatrix::from_qtensor(&q)?;
             Some(Packed {
-                matrix: PackedMatrix::from_qtensor(&q)?,
+                matrix: match activations {
+                    Activations::Int8 => matrix.with_panels(),
+                    Activations::F32 => matrix,
+                },
                 activations,
                 every_pass,
             })

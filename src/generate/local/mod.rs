@@ -14,6 +14,8 @@
 mod decode_attention;
 mod engine;
 mod kquant_int8;
+#[cfg(target_arch = "x86_64")]
+mod kquant_panels;
 mod kquants;
 mod llama;
 mod packed;
@@ -230,6 +232,12 @@ impl LocalBackend {
     /// How many prompts were served from the kept prefills so far.
     pub fn reused_prefills(&self) -> usize {
         self.decoder.prefills().reused
+    }
+
+    /// Drops the kept prefills, so that the next prompt is run in full:
+    /// what a bench that times prefill needs before each run.
+    pub fn forget_prefills(&self) {
+        self.decoder.prefills().entries.clear();
     }
 
     /// The text the model sees for `prompt`: completion text as is, chat

@@ -14,7 +14,9 @@
 //!   scale max|x|/127 kept as f16, and the scaled sum of the quants), then
 //!   multiplied in integers, 32 products per instruction. This is llama.cpp's
 //!   arithmetic, not the f32 model's. The K-quants quantize each row per
-//!   256 values instead, as llama.cpp's Q8_K (`kquant_int8.rs`).
+//!   256 values instead, as llama.cpp's Q8_K (`kquant_int8.rs`), and go
+//!   through panels of eight weight rows (`kquant_panels.rs`) where
+//!   [`PackedMatrix::with_panels`] made them.
 //!
 //! Each output is computed the same way whatever the number of rows, so a
 //! sequence gets the same bits alone as in a batch, and, with `Int8`, a
@@ -69,6 +71,10 @@ pub struct PackedMatrix {
     blocks: Vec<u8>,
     outputs: usize,
     inputs: usize,
+    /// The K-quant blocks again as panels, for every 8-bit product where
+    /// the layout asks for them (`kquant_panels.rs`).
+    #[cfg(target_arch = "x86_64")]
+    panels: Option<super::kquant_panels::Panels>,
 }
 
 impl PackedMatrix {
@@ -93,7 +99,24 @@ impl PackedMatrix {
             blocks,
             outputs,
             inputs,
+            #[cfg(target_arch = "x86_64")]
+            panels: None,
         })
+    }
+
+    /// The same matrix with its K-quant blocks also kept as panels, which
+    /// every 8-bit product then uses: the quantized layout's passes over a
+    /// prompt, many rows at once. A no-op for other formats, on other
+    /// CPUs, and where the outputs do not fill whole panels.
+    pub fn with_panels(self) -> PackedMatrix {
+        #[cfg(target_arch = "x86_64")]
+        if let Format::K(k) = self.format {
+            let row_bytes = self.inputs / kquants::SUPER_BLOCK * k.block_bytes();
+            let panels =
+                super::kquant_panels::Panels::new(k, &self.blocks, self.outputs, row_bytes);
+            return PackedMatrix { panels, ..self };
+        }
+        self
     }
 
     pub fn outputs(&self) -> usize {
@@ -112,6 +135,10 @@ impl PackedMatrix {
             Activations::Int8 => {
                 if let Format::K(k) = self.format {
                     let quantized = SuperRows::quantize(x, self.inputs);
+                    #[cfg(target_arch = "x86_64")]
+                    if let Some(panels) = &self.panels {
+                        return panels.matmul(&quantized);
+                    }
                     return self.products(rows, |weight_row, first, sums| {
                         kquant_int8::dot_rows(k, weight_row, &quantized, first, sums)
                     });

@@ -243,62 +243,57 @@ pub(super) fn dot_rows(
 /// accumulators stay in registers. Per 32-weight chunk, the weights and
 /// their scales are loaded once for the `G` rows: unsigned weights times
 /// signed activations into pairs of i16 (at most 2 · 63 · 127), then
-/// times the scales into i32 lanes, summed over the block.
+/// times the scales into i32 lanes, summed over the block. The offsets'
+/// products go into the same f32 lanes, as llama.cpp keeps its mins in
+/// a vector, so that a block ends without a horizontal sum. Raw pointers
+/// rather than slices: sixteen slices in flight spill the registers the
+/// products need.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn rows<const G: usize>(row: &UnpackedRow, x: &SuperRows, first: usize, out: &mut [f32]) {
+    assert!(first + G <= x.rows() && row.d.len() == x.blocks_per_row);
+    let stride = x.blocks_per_row;
     let mut acc = [_mm256_setzero_ps(); G];
-    let mut offsets = [0f32; G];
     for b in 0..row.d.len() {
-        let quants = &row.quants[b * SUPER_BLOCK..(b + 1) * SUPER_BLOCK];
-        let scales = &row.chunk_scales[b * SCALE_LANES..(b + 1) * SCALE_LANES];
-        let blocks: [_; G] = std::array::from_fn(|g| x.block(first + g, b));
+        // Block b of each of the G rows, as an index into the blocks.
+        let index: [usize; G] = std::array::from_fn(|g| (first + g) * stride + b);
         let mut sums = [_mm256_setzero_si256(); G];
         for c in 0..SUPER_BLOCK / 32 {
-            // SAFETY: quants holds 256 bytes and scales 128 i16, so chunk
-            // c's 32 bytes and 16 i16 lie inside them.
-            let (w, s) = unsafe {
-                (
-                    _mm256_loadu_si256(quants.as_ptr().add(32 * c).cast()),
-                    _mm256_loadu_si256(scales.as_ptr().add(16 * c).cast()),
-                )
-            };
-            for g in 0..G {
-                // SAFETY: a row's block holds 256 quants.
-                let q = unsafe { _mm256_loadu_si256(blocks[g].0.as_ptr().add(32 * c).cast()) };
-                let pairs = _mm256_maddubs_epi16(w, q);
-                sums[g] = _mm256_add_epi32(sums[g], _mm256_madd_epi16(pairs, s));
+            // SAFETY: the weight row holds `stride` blocks of 256 quants and
+            // 128 scale lanes, and each activation row `stride` blocks of
+            // 256 quants (asserted above); chunk c is 32 of them.
+            unsafe {
+                let w =
+                    _mm256_loadu_si256(row.quants.as_ptr().add(b * SUPER_BLOCK + 32 * c).cast());
+                let s = _mm256_loadu_si256(
+                    row.chunk_scales
+                        .as_ptr()
+                        .add(b * SCALE_LANES + 16 * c)
+                        .cast(),
+                );
+                for g in 0..G {
+                    let q = x.quants.as_ptr().add(index[g] * SUPER_BLOCK + 32 * c);
+                    let pairs = _mm256_maddubs_epi16(w, _mm256_loadu_si256(q.cast()));
+                    sums[g] = _mm256_add_epi32(sums[g], _mm256_madd_epi16(pairs, s));
+                }
             }
         }
-        let block_offsets = &row.offsets[b * GROUPS..(b + 1) * GROUPS];
-        for g in 0..G {
-            let (_, scale, group_sums) = blocks[g];
-            let d = _mm256_set1_ps(scale * row.d[b]);
-            acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sums[g]), acc[g]);
-            offsets[g] += scale * row.dmin[b] * offset_sum(block_offsets, group_sums) as f32;
+        // SAFETY: sixteen offsets per weight block and sixteen group sums
+        // per activation block, inside the sizes asserted above.
+        unsafe {
+            let offsets = _mm256_loadu_si256(row.offsets.as_ptr().add(b * GROUPS).cast());
+            for g in 0..G {
+                let scale = *x.scales.get_unchecked(index[g]);
+                let group_sums = x.group_sums.as_ptr().add(index[g] * GROUPS);
+                let offset = _mm256_madd_epi16(offsets, _mm256_loadu_si256(group_sums.cast()));
+                let d = _mm256_set1_ps(scale * row.d[b]);
+                acc[g] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sums[g]), acc[g]);
+                let dmin = _mm256_set1_ps(scale * row.dmin[b]);
+                acc[g] = _mm256_fnmadd_ps(dmin, _mm256_cvtepi32_ps(offset), acc[g]);
+            }
         }
     }
     for g in 0..G {
-        out[g] = horizontal_sum(acc[g]) - offsets[g];
+        out[g] = horizontal_sum(acc[g]);
     }
-}
-
-/// Σ_g offset_g Σ q_x over the sixteen groups of one block.
-#[inline]
-#[target_feature(enable = "avx2,fma,f16c")]
-fn offset_sum(offsets: &[i16], group_sums: &[i16]) -> i32 {
-    // SAFETY: both slices hold sixteen i16.
-    let (o, s) = unsafe {
-        (
-            _mm256_loadu_si256(offsets.as_ptr().cast()),
-            _mm256_loadu_si256(group_sums.as_ptr().cast()),
-        )
-    };
-    let products = _mm256_madd_epi16(o, s);
-    let half = _mm_add_epi32(
-        _mm256_castsi256_si128(products),
-        _mm256_extracti128_si256::<1>(products),
-    );
-    let pair = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
-    _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32::<1>(pair)))
 }

@@ -1,0 +1,438 @@
+//! K-quant weight matrices (Q4_K, Q6_K) repacked into panels of eight
+//! weight rows, for the quantized layout's products with 8-bit activation
+//! rows on a CPU with AVX2. For each four weights of a super-block, the
+//! eight rows' quants lie side by side in one 32-byte vector, so that one
+//! multiply-add with an activation row's four 8-bit values broadcast gives
+//! the eight outputs' partial sums in lanes: no horizontal sums, and the
+//! products of a sub-block's eight vectors add up in i16 before its scales
+//! widen them (at most 8 · 2 · 15 · 127 for Q4_K, 2 · 2 · 63 · 127 for
+//! Q6_K), one widening per 256 products where `kquant_int8`'s row kernel
+//! needs one per 32. This is the arithmetic of `kquant_int8` (llama.cpp's
+//! Q8_K products) with the same integer sums; only the order of the f32
+//! sums over a row's blocks differs, and every product of a matrix with
+//! panels goes through them, so a row gets the same bits alone as in a
+//! batch. Not here: the row kernel and the activations' quantization
+//! (`kquant_int8`), or the 32-weight formats (`packed.rs`).
+
+use std::arch::x86_64::*;
+
+use super::kquant_int8::{Header, SuperRows, Unpacked};
+use super::kquants::{KFormat, SUPER_BLOCK};
+
+/// Weight rows per panel: one output per f32 lane.
+pub(super) const PANEL: usize = 8;
+/// Weights per vector of one row.
+const STEP: usize = 4;
+/// Steps per super-block.
+const STEPS: usize = SUPER_BLOCK / STEP;
+/// Bytes of quants per panel and block: Q4_K two steps per byte (low and
+/// high nibbles), Q6_K one.
+const Q4K_BYTES: usize = PANEL * SUPER_BLOCK / 2;
+const Q6K_BYTES: usize = PANEL * SUPER_BLOCK;
+/// i16 lanes of scales per panel and block: one vector per scale group
+/// (Q4_K's eight sub-blocks of 32, Q6_K's sixteen groups of 16).
+const Q4K_SCALE_LANES: usize = 8 * 16;
+const Q6K_SCALE_LANES: usize = 16 * 16;
+/// i16 lanes of offsets per panel and block: eight vectors, each two
+/// groups' offsets for the eight rows.
+const OFFSET_LANES: usize = 8 * 16;
+/// Activation rows that go through a panel together.
+const ROWS: usize = 4;
+
+/// A weight matrix as panels, panel by panel and block by block.
+pub(super) struct Panels {
+    format: KFormat,
+    outputs: usize,
+    blocks: usize,
+    quants: Vec<u8>,
+    scales: Vec<i16>,
+    offsets: Vec<i16>,
+    d: Vec<f32>,
+    dmin: Vec<f32>,
+}
+
+impl Panels {
+    /// The panels of `outputs` weight rows of `row_bytes` GGUF bytes each;
+    /// None where the rows do not fill whole panels or the CPU lacks AVX2.
+    pub(super) fn new(
+        format: KFormat,
+        blocks: &[u8],
+        outputs: usize,
+        row_bytes: usize,
+    ) -> Option<Panels> {
+        if outputs % PANEL != 0 || !super::packed::has_avx2_kernels() {
+            return None;
+        }
+        let per_row = row_bytes / format.block_bytes();
+        let (quant_bytes, scale_lanes) = match format {
+            KFormat::Q4K => (Q4K_BYTES, Q4K_SCALE_LANES),
+            KFormat::Q6K => (Q6K_BYTES, Q6K_SCALE_LANES),
+        };
+        let count = outputs / PANEL * per_row;
+        let mut panels = Panels {
+            format,
+            outputs,
+            blocks: per_row,
+            quants: vec![0; count * quant_bytes],
+            scales: vec![0; count * scale_lanes],
+            offsets: vec![0; count * OFFSET_LANES],
+            d: vec![0.0; count * PANEL],
+            dmin: vec![0.0; count * PANEL],
+        };
+        for o in 0..outputs {
+            let row = &blocks[o * row_bytes..(o + 1) * row_bytes];
+            for (b, block) in row.chunks_exact(format.block_bytes()).enumerate() {
+                let index = (o / PANEL) * per_row + b;
+                panels.put(index, o % PANEL, &Unpacked::new(format, block));
+            }
+        }
+        Some(panels)
+    }
+
+    /// Row `r` of panel block `index`.
+    fn put(&mut self, index: usize, r: usize, w: &Unpacked) {
+        let Header {
+            scales,
+            offsets,
+            d,
+            dmin,
+        } = w.header;
+        self.d[index * PANEL + r] = d;
+        self.dmin[index * PANEL + r] = dmin;
+        for pair in 0..8 {
+            let lanes = &mut self.offsets[index * OFFSET_LANES + 16 * pair..];
+            lanes[2 * r] = offsets[2 * pair];
+            lanes[2 * r + 1] = offsets[2 * pair + 1];
+        }
+        match self.format {
+            KFormat::Q4K => {
+                for sub in 0..8 {
+                    let lanes = &mut self.scales[index * Q4K_SCALE_LANES + 16 * sub..];
+                    lanes[2 * r..2 * r + 2].fill(scales[2 * sub]);
+                }
+                let quants = &mut self.quants[index * Q4K_BYTES..(index + 1) * Q4K_BYTES];
+                // Vector (pair, step): sub-block 2·pair in the low nibbles,
+                // 2·pair + 1 in the high ones.
+                for pair in 0..4 {
+                    for step in 0..8 {
+                        let vector = &mut quants[32 * (8 * pair + step)..];
+                        for k in 0..STEP {
+                            let low = w.quants[64 * pair + STEP * step + k];
+                            let high = w.quants[64 * pair + 32 + STEP * step + k];
+                            vector[STEP * r + k] = low | (high << 4);
+                        }
+                    }
+                }
+            }
+            KFormat::Q6K => {
+                for (group, &scale) in scales.iter().enumerate() {
+                    let lanes = &mut self.scales[index * Q6K_SCALE_LANES + 16 * group..];
+                    lanes[2 * r..2 * r + 2].fill(scale);
+                }
+                let quants = &mut self.quants[index * Q6K_BYTES..(index + 1) * Q6K_BYTES];
+                for step in 0..STEPS {
+                    let vector = &mut quants[32 * step..];
+                    vector[STEP * r..STEP * (r + 1)]
+                        .copy_from_slice(&w.quants[STEP * step..STEP * (step + 1)]);
+                }
+            }
+        }
+    }
+
+    /// x · Wᵀ for the quantized rows of `x`: `rows` rows of `outputs`
+    /// values. A pass over a prompt is split across rayon's threads by
+    /// groups of rows, each group's activations expanded once and taken
+    /// through every panel; a decode step's few rows by panels.
+    pub(super) fn matmul(&self, x: &SuperRows) -> Vec<f32> {
+        use rayon::prelude::*;
+        let rows = x.rows();
+        assert_eq!(x.blocks_per_row(), self.blocks, "x is not rows × inputs");
+        let mut y = vec![0f32; rows * self.outputs];
+        let panels = self.outputs / PANEL;
+        if rows.div_ceil(ROWS) >= 2 * rayon::current_num_threads() {
+            y.par_chunks_mut(ROWS * self.outputs)
+                .enumerate()
+                .for_each(|(group, out)| {
+                    let first = group * ROWS;
+                    let count = out.len() / self.outputs;
+                    let expanded = self.expand(x, first, count);
+                    for panel in 0..panels {
+                        let at = PANEL * panel;
+                        self.panel(panel, x, first, &expanded, &mut out[at..], self.outputs);
+                    }
+                });
+            return y;
+        }
+        // Panel-major: per panel, each row's eight outputs in turn.
+        const CHUNK: usize = 16;
+        for first in (0..rows).step_by(ROWS) {
+            let count = (rows - first).min(ROWS);
+            let expanded = self.expand(x, first, count);
+            let mut sums = vec![0f32; panels * count * PANEL];
+            sums.par_chunks_mut(CHUNK * count * PANEL)
+                .enumerate()
+                .for_each(|(chunk, out)| {
+                    for (i, out) in out.chunks_mut(count * PANEL).enumerate() {
+                        self.panel(CHUNK * chunk + i, x, first, &expanded, out, PANEL);
+                    }
+                });
+            for (panel, sums) in sums.chunks(count * PANEL).enumerate() {
+                for (a, sums) in sums.chunks(PANEL).enumerate() {
+                    let at = (first + a) * self.outputs + PANEL * panel;
+                    y[at..at + PANEL].copy_from_slice(sums);
+                }
+            }
+        }
+        y
+    }
+
+    /// The quants of `count` rows from `first`, each four repeated eight
+    /// times: the 32 bytes a panel's vector of four weights per row is
+    /// multiplied with, so that the kernel loads them rather than spending
+    /// a shuffle on each.
+    fn expand(&self, x: &SuperRows, first: usize, count: usize) -> Vec<i8> {
+        let (quants, _, _) = x.parts();
+        let inputs = self.blocks * SUPER_BLOCK;
+        let rows = &quants[first * inputs..(first + count) * inputs];
+        let mut expanded = vec![0i8; rows.len() * PANEL];
+        for (four, out) in rows
+            .chunks_exact(STEP)
+            .zip(expanded.chunks_exact_mut(STEP * PANEL))
+        {
+            for copy in out.chunks_exact_mut(STEP) {
+                copy.copy_from_slice(four);
+            }
+        }
+        expanded
+    }
+
+    /// One panel against the `count` (1 to 4) rows from `first`, whose
+    /// expanded quants are `expanded`; row a's eight outputs go to
+    /// `out[a · stride..]`.
+    fn panel(
+        &self,
+        panel: usize,
+        x: &SuperRows,
+        first: usize,
+        expanded: &[i8],
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let count = expanded.len() / (self.blocks * SUPER_BLOCK * PANEL);
+        assert!(out.len() >= (count - 1) * stride + PANEL);
+        // SAFETY: the CPU has AVX2 (checked when the panels were made), and
+        // `out` holds every row's eight outputs (asserted above).
+        unsafe {
+            match count {
+                1 => self.panel_rows::<1>(panel, x, first, expanded, out, stride),
+                2 => self.panel_rows::<2>(panel, x, first, expanded, out, stride),
+                3 => self.panel_rows::<3>(panel, x, first, expanded, out, stride),
+                _ => self.panel_rows::<ROWS>(panel, x, first, expanded, out, stride),
+            }
+        }
+    }
+
+    /// [`Panels::panel`] for `A` rows, a constant so that each row's
+    /// accumulators stay in registers.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn panel_rows<const A: usize>(
+        &self,
+        panel: usize,
+        x: &SuperRows,
+        first: usize,
+        expanded: &[i8],
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let row_bytes = self.blocks * SUPER_BLOCK * PANEL;
+        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
+        let (_, scales, group_sums) = x.parts();
+        let mut acc = [_mm256_setzero_ps(); A];
+        for b in 0..self.blocks {
+            let index = panel * self.blocks + b;
+            // Block b of each row, as an index into the activations' blocks.
+            let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
+            let activations: [*const i8; A] = std::array::from_fn(|a| {
+                expanded[a * row_bytes + b * SUPER_BLOCK * PANEL..].as_ptr()
+            });
+            let products = match self.format {
+                KFormat::Q4K => self.q4k_block::<A>(index, &activations),
+                KFormat::Q6K => self.q6k_block::<A>(index, &activations),
+            };
+            let offsets = self.offset_sums::<A>(
+                index,
+                std::array::from_fn(|a| &group_sums[row_block[a] * 16..]),
+            );
+            // SAFETY: eight d and dmin per panel block.
+            let (d, dmin) = unsafe {
+                (
+                    _mm256_loadu_ps(self.d.as_ptr().add(index * PANEL)),
+                    _mm256_loadu_ps(self.dmin.as_ptr().add(index * PANEL)),
+                )
+            };
+            for a in 0..A {
+                let scale = _mm256_set1_ps(scales[row_block[a]]);
+                let products = _mm256_cvtepi32_ps(products[a]);
+                acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
+                let offsets = _mm256_cvtepi32_ps(offsets[a]);
+                acc[a] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, scale), offsets, acc[a]);
+            }
+        }
+        for (a, sums) in acc.iter().enumerate() {
+            // SAFETY: `out` holds eight values from a · stride (asserted by
+            // the caller).
+            unsafe { _mm256_storeu_ps(out[a * stride..].as_mut_ptr(), *sums) };
+        }
+    }
+
+    /// Σ scale · Σ q_w q_x per row of a Q4_K panel block, in i32 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn q4k_block<const A: usize>(&self, index: usize, x: &[*const i8; A]) -> [__m256i; A] {
+        let quants = self.quants[index * Q4K_BYTES..(index + 1) * Q4K_BYTES].as_ptr();
+        let scales = self.scales[index * Q4K_SCALE_LANES..].as_ptr();
+        let mask = _mm256_set1_epi8(0x0F);
+        let mut sums = [_mm256_setzero_si256(); A];
+        for sub in 0..8 {
+            let (pair, high) = (sub / 2, sub % 2 == 1);
+            let mut products = [_mm256_setzero_si256(); A];
+            for step in 0..8 {
+                // SAFETY: 32 vectors of 32 bytes per panel block; each
+                // expanded activation block holds 64 vectors.
+                unsafe {
+                    let v = _mm256_loadu_si256(quants.add(32 * (8 * pair + step)).cast());
+                    let w = if high {
+                        _mm256_and_si256(_mm256_srli_epi16::<4>(v), mask)
+                    } else {
+                        _mm256_and_si256(v, mask)
+                    };
+                    for a in 0..A {
+                        let four = x[a].add(32 * (8 * sub + step));
+                        let p = _mm256_maddubs_epi16(w, _mm256_loadu_si256(four.cast()));
+                        products[a] = _mm256_add_epi16(products[a], p);
+                    }
+                }
+            }
+            // SAFETY: eight vectors of sixteen scale lanes per panel block.
+            let s = unsafe { _mm256_loadu_si256(scales.add(16 * sub).cast()) };
+            for a in 0..A {
+                sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(products[a], s));
+            }
+        }
+        sums
+    }
+
+    /// Σ scale · Σ q_w q_x per row of a Q6_K panel block, in i32 lanes;
+    /// two steps' products fit an i16.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn q6k_block<const A: usize>(&self, index: usize, x: &[*const i8; A]) -> [__m256i; A] {
+        let quants = self.quants[index * Q6K_BYTES..(index + 1) * Q6K_BYTES].as_ptr();
+        let scales = self.scales[index * Q6K_SCALE_LANES..].as_ptr();
+        let mut sums = [_mm256_setzero_si256(); A];
+        for group in 0..16 {
+            // SAFETY: sixteen vectors of sixteen scale lanes per panel block.
+            let s = unsafe { _mm256_loadu_si256(scales.add(16 * group).cast()) };
+            for half in 0..2 {
+                let mut products = [_mm256_setzero_si256(); A];
+                for step in 4 * group + 2 * half..4 * group + 2 * half + 2 {
+                    // SAFETY: 64 vectors of 32 bytes per panel block; each
+                    // expanded activation block holds 64 vectors.
+                    unsafe {
+                        let w = _mm256_loadu_si256(quants.add(32 * step).cast());
+                        for a in 0..A {
+                            let four = x[a].add(32 * step);
+                            let p = _mm256_maddubs_epi16(w, _mm256_loadu_si256(four.cast()));
+                            products[a] = _mm256_add_epi16(products[a], p);
+                        }
+                    }
+                }
+                for a in 0..A {
+                    sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(products[a], s));
+                }
+            }
+        }
+        sums
+    }
+
+    /// Σ_g offset_g · Σ q_x per row of a panel block, in i32 lanes, from
+    /// each row's sixteen group sums.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn offset_sums<const A: usize>(&self, index: usize, group_sums: [&[i16]; A]) -> [__m256i; A] {
+        let offsets = self.offsets[index * OFFSET_LANES..(index + 1) * OFFSET_LANES].as_ptr();
+        let mut sums = [_mm256_setzero_si256(); A];
+        for pair in 0..8 {
+            // SAFETY: eight vectors of sixteen offset lanes per panel block.
+            let o = unsafe { _mm256_loadu_si256(offsets.add(16 * pair).cast()) };
+            for a in 0..A {
+                let two = i32::from(group_sums[a][2 * pair] as u16)
+                    | (i32::from(group_sums[a][2 * pair + 1] as u16) << 16);
+                sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(o, _mm256_set1_epi32(two)));
+            }
+        }
+        sums
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::kquant_int8;
+    use super::super::packed::{Activations, PackedMatrix};
+    use super::*;
+    use candle_core::quantized::{GgmlDType, QTensor};
+    use candle_core::{Device, Tensor};
+
+    /// The panels give the row kernel's oracle's integer sums for every
+    /// output and row: two panels, and 71 rows, so a pass goes by groups
+    /// of four and a remainder while each row alone goes by panels; and
+    /// a row alone gets the bits it gets in the batch.
+    #[test]
+    fn panels_give_llama_cpp_integer_sums_alone_as_in_a_batch() {
+        let (outputs, inputs, rows) = (2 * PANEL, 3 * SUPER_BLOCK, 71);
+        if !super::super::packed::has_avx2_kernels() {
+            println!("skipped: this CPU has no AVX2, so there are no panels");
+            return;
+        }
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            let values: Vec<f32> = (0..outputs * inputs)
+                .map(|i| ((i * 7919 % 1000) as f32 / 500.0 - 1.0) * 0.3)
+                .collect();
+            let t = Tensor::from_vec(values, (outputs, inputs), &Device::Cpu).unwrap();
+            let q = QTensor::quantize(&t, dtype).unwrap();
+            let blocks = q.data().unwrap().into_owned();
+            let format = match dtype {
+                GgmlDType::Q4K => KFormat::Q4K,
+                _ => KFormat::Q6K,
+            };
+            let packed = PackedMatrix::from_qtensor(&q).unwrap().with_panels();
+            let x: Vec<f32> = (0..rows * inputs)
+                .map(|i| ((i * 31 % 97) as f32 / 48.0) - 1.0)
+                .collect();
+            let y = packed.matmul(&x, rows, Activations::Int8);
+            let quantized = SuperRows::quantize(&x, inputs);
+            let row_bytes = blocks.len() / outputs;
+            for o in 0..outputs {
+                let weight_row = &blocks[o * row_bytes..(o + 1) * row_bytes];
+                for r in 0..rows {
+                    let exact = kquant_int8::exact_dot(format, weight_row, &quantized, r);
+                    let got = f64::from(y[r * outputs + o]);
+                    let error = (got - exact).abs();
+                    assert!(
+                        error < 1e-5 * (1.0 + exact.abs()),
+                        "{dtype:?} ({r}, {o}): {got} vs {exact}"
+                    );
+                }
+            }
+            for r in 0..rows {
+                let alone = packed.matmul(&x[r * inputs..(r + 1) * inputs], 1, Activations::Int8);
+                assert_eq!(
+                    alone,
+                    y[r * outputs..(r + 1) * outputs],
+                    "{dtype:?} row {r}"
+                );
+            }
+        }
+    }
+}
