@@ -39,6 +39,16 @@ const OFFSET_LANES: usize = 8 * 16;
 /// Activation rows that go through a panel together.
 const ROWS: usize = 4;
 
+/// Up to four activation rows on their way through the panels: their
+/// quantized form (scales, group sums) from row `first`, and their quants
+/// expanded for the kernel.
+struct RowGroup<'a> {
+    x: &'a SuperRows,
+    first: usize,
+    expanded: Vec<i8>,
+    count: usize,
+}
+
 /// A weight matrix as panels, panel by panel and block by block.
 pub(super) struct Panels {
     format: KFormat,
@@ -155,10 +165,10 @@ impl Panels {
                 .for_each(|(group, out)| {
                     let first = group * ROWS;
                     let count = out.len() / self.outputs;
-                    let expanded = self.expand(x, first, count);
+                    let rows = self.expand(x, first, count);
                     for panel in 0..panels {
                         let at = PANEL * panel;
-                        self.panel(panel, x, first, &expanded, &mut out[at..], self.outputs);
+                        self.panel(panel, &rows, &mut out[at..], self.outputs);
                     }
                 });
             return y;
@@ -167,13 +177,13 @@ impl Panels {
         const CHUNK: usize = 16;
         for first in (0..rows).step_by(ROWS) {
             let count = (rows - first).min(ROWS);
-            let expanded = self.expand(x, first, count);
+            let rows = self.expand(x, first, count);
             let mut sums = vec![0f32; panels * count * PANEL];
             sums.par_chunks_mut(CHUNK * count * PANEL)
                 .enumerate()
                 .for_each(|(chunk, out)| {
                     for (i, out) in out.chunks_mut(count * PANEL).enumerate() {
-                        self.panel(CHUNK * chunk + i, x, first, &expanded, out, PANEL);
+                        self.panel(CHUNK * chunk + i, &rows, out, PANEL);
                     }
                 });
             for (panel, sums) in sums.chunks(count * PANEL).enumerate() {
@@ -190,7 +200,7 @@ impl Panels {
     /// times: the 32 bytes a panel's vector of four weights per row is
     /// multiplied with, so that the kernel loads them rather than spending
     /// a shuffle on each.
-    fn expand(&self, x: &SuperRows, first: usize, count: usize) -> Vec<i8> {
+    fn expand<'a>(&self, x: &'a SuperRows, first: usize, count: usize) -> RowGroup<'a> {
         let (quants, _, _) = x.parts();
         let inputs = self.blocks * SUPER_BLOCK;
         let rows = &quants[first * inputs..(first + count) * inputs];
@@ -203,31 +213,27 @@ impl Panels {
                 copy.copy_from_slice(four);
             }
         }
-        expanded
+        RowGroup {
+            x,
+            first,
+            expanded,
+            count,
+        }
     }
 
-    /// One panel against the `count` (1 to 4) rows from `first`, whose
-    /// expanded quants are `expanded`; row a's eight outputs go to
+    /// One panel against a group's rows; row a's eight outputs go to
     /// `out[a · stride..]`.
-    fn panel(
-        &self,
-        panel: usize,
-        x: &SuperRows,
-        first: usize,
-        expanded: &[i8],
-        out: &mut [f32],
-        stride: usize,
-    ) {
-        let count = expanded.len() / (self.blocks * SUPER_BLOCK * PANEL);
-        assert!(out.len() >= (count - 1) * stride + PANEL);
+    fn panel(&self, panel: usize, rows: &RowGroup, out: &mut [f32], stride: usize) {
+        assert!((1..=ROWS).contains(&rows.count));
+        assert!(out.len() >= (rows.count - 1) * stride + PANEL);
         // SAFETY: the CPU has AVX2 (checked when the panels were made), and
         // `out` holds every row's eight outputs (asserted above).
         unsafe {
-            match count {
-                1 => self.panel_rows::<1>(panel, x, first, expanded, out, stride),
-                2 => self.panel_rows::<2>(panel, x, first, expanded, out, stride),
-                3 => self.panel_rows::<3>(panel, x, first, expanded, out, stride),
-                _ => self.panel_rows::<ROWS>(panel, x, first, expanded, out, stride),
+            match rows.count {
+                1 => self.panel_rows::<1>(panel, rows, out, stride),
+                2 => self.panel_rows::<2>(panel, rows, out, stride),
+                3 => self.panel_rows::<3>(panel, rows, out, stride),
+                _ => self.panel_rows::<ROWS>(panel, rows, out, stride),
             }
         }
     }
@@ -239,12 +245,16 @@ impl Panels {
     fn panel_rows<const A: usize>(
         &self,
         panel: usize,
-        x: &SuperRows,
-        first: usize,
-        expanded: &[i8],
+        rows: &RowGroup,
         out: &mut [f32],
         stride: usize,
     ) {
+        let RowGroup {
+            x,
+            first,
+            ref expanded,
+            ..
+        } = *rows;
         let row_bytes = self.blocks * SUPER_BLOCK * PANEL;
         assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
         let (_, scales, group_sums) = x.parts();
