@@ -18,9 +18,8 @@ use std::arch::x86_64::*;
 
 use super::kquant_int8::{Header, SuperRows, Unpacked};
 use super::kquants::{KFormat, SUPER_BLOCK};
+use super::panel_rows::{self, PANEL, ROWS};
 
-/// Weight rows per panel: one output per f32 lane.
-pub(super) const PANEL: usize = 8;
 /// Weights per vector of one row.
 const STEP: usize = 4;
 /// Steps per super-block.
@@ -36,8 +35,6 @@ const Q6K_SCALE_LANES: usize = 16 * 16;
 /// i16 lanes of offsets per panel and block: eight vectors, each two
 /// groups' offsets for the eight rows.
 const OFFSET_LANES: usize = 8 * 16;
-/// Activation rows that go through a panel together.
-const ROWS: usize = 4;
 
 /// Up to four activation rows on their way through the panels: their
 /// quantized form (scales, group sums) from row `first`, and their quants
@@ -150,73 +147,25 @@ impl Panels {
     }
 
     /// x · Wᵀ for the quantized rows of `x`: `rows` rows of `outputs`
-    /// values. A pass over a prompt is split across rayon's threads by
-    /// groups of rows, each group's activations expanded once and taken
-    /// through every panel; a decode step's few rows by panels.
+    /// values, split across threads as `panel_rows` splits them.
     pub(super) fn matmul(&self, x: &SuperRows) -> Vec<f32> {
-        use rayon::prelude::*;
-        let rows = x.rows();
         assert_eq!(x.blocks_per_row(), self.blocks, "x is not rows × inputs");
-        let mut y = vec![0f32; rows * self.outputs];
-        let panels = self.outputs / PANEL;
-        if rows.div_ceil(ROWS) >= 2 * rayon::current_num_threads() {
-            y.par_chunks_mut(ROWS * self.outputs)
-                .enumerate()
-                .for_each(|(group, out)| {
-                    let first = group * ROWS;
-                    let count = out.len() / self.outputs;
-                    let rows = self.expand(x, first, count);
-                    for panel in 0..panels {
-                        let at = PANEL * panel;
-                        self.panel(panel, &rows, &mut out[at..], self.outputs);
-                    }
-                });
-            return y;
-        }
-        // Panel-major: per panel, each row's eight outputs in turn.
-        const CHUNK: usize = 16;
-        for first in (0..rows).step_by(ROWS) {
-            let count = (rows - first).min(ROWS);
-            let rows = self.expand(x, first, count);
-            let mut sums = vec![0f32; panels * count * PANEL];
-            sums.par_chunks_mut(CHUNK * count * PANEL)
-                .enumerate()
-                .for_each(|(chunk, out)| {
-                    for (i, out) in out.chunks_mut(count * PANEL).enumerate() {
-                        self.panel(CHUNK * chunk + i, &rows, out, PANEL);
-                    }
-                });
-            for (panel, sums) in sums.chunks(count * PANEL).enumerate() {
-                for (a, sums) in sums.chunks(PANEL).enumerate() {
-                    let at = (first + a) * self.outputs + PANEL * panel;
-                    y[at..at + PANEL].copy_from_slice(sums);
-                }
-            }
-        }
-        y
+        panel_rows::matmul(
+            x.rows(),
+            self.outputs,
+            |first, count| self.expand(x, first, count),
+            |panel, rows, out, stride| self.panel(panel, rows, out, stride),
+        )
     }
 
-    /// The quants of `count` rows from `first`, each four repeated eight
-    /// times: the 32 bytes a panel's vector of four weights per row is
-    /// multiplied with, so that the kernel loads them rather than spending
-    /// a shuffle on each.
+    /// The quants of `count` rows from `first`, expanded for the kernel.
     fn expand<'a>(&self, x: &'a SuperRows, first: usize, count: usize) -> RowGroup<'a> {
         let (quants, _, _) = x.parts();
         let inputs = self.blocks * SUPER_BLOCK;
-        let rows = &quants[first * inputs..(first + count) * inputs];
-        let mut expanded = vec![0i8; rows.len() * PANEL];
-        for (four, out) in rows
-            .chunks_exact(STEP)
-            .zip(expanded.chunks_exact_mut(STEP * PANEL))
-        {
-            for copy in out.chunks_exact_mut(STEP) {
-                copy.copy_from_slice(four);
-            }
-        }
         RowGroup {
             x,
             first,
-            expanded,
+            expanded: panel_rows::expand_fours(&quants[first * inputs..(first + count) * inputs]),
             count,
         }
     }

@@ -19,6 +19,8 @@ mod kquant_panels;
 mod kquants;
 mod llama;
 mod packed;
+#[cfg(target_arch = "x86_64")]
+mod panel_rows;
 mod rope;
 pub mod tokenizer;
 

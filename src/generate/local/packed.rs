@@ -71,10 +71,31 @@ pub struct PackedMatrix {
     blocks: Vec<u8>,
     outputs: usize,
     inputs: usize,
-    /// The K-quant blocks again as panels, for every 8-bit product where
-    /// the layout asks for them (`kquant_panels.rs`).
+    /// The blocks again as panels, for every 8-bit product where the
+    /// layout asks for them.
     #[cfg(target_arch = "x86_64")]
-    panels: Option<super::kquant_panels::Panels>,
+    panels: Option<Panels>,
+}
+
+/// A matrix's panels of eight weight rows: the K-quants' (`kquant_panels.rs`)
+/// or the 32-weight blocks' (`packed/panels.rs`).
+#[cfg(target_arch = "x86_64")]
+enum Panels {
+    K(super::kquant_panels::Panels),
+    Blocks(panels::Panels),
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Panels {
+    fn of(m: &PackedMatrix) -> Option<Panels> {
+        match m.format {
+            Format::K(k) => {
+                let row_bytes = m.inputs / kquants::SUPER_BLOCK * k.block_bytes();
+                super::kquant_panels::Panels::new(k, &m.blocks, m.outputs, row_bytes).map(Panels::K)
+            }
+            format => panels::Panels::new(format, &m.blocks, m.outputs).map(Panels::Blocks),
+        }
+    }
 }
 
 impl PackedMatrix {
@@ -104,17 +125,14 @@ impl PackedMatrix {
         })
     }
 
-    /// The same matrix with its K-quant blocks also kept as panels, which
-    /// every 8-bit product then uses: the quantized layout's passes over a
-    /// prompt, many rows at once. A no-op for other formats, on other
-    /// CPUs, and where the outputs do not fill whole panels.
-    pub fn with_panels(self) -> PackedMatrix {
+    /// The same matrix with its blocks also kept as panels, which every
+    /// 8-bit product then uses: the mixed layout's decode steps, the
+    /// quantized layout's every pass. A no-op for Q4_1, on other CPUs, and
+    /// where the outputs do not fill whole panels.
+    pub fn with_panels(mut self) -> PackedMatrix {
         #[cfg(target_arch = "x86_64")]
-        if let Format::K(k) = self.format {
-            let row_bytes = self.inputs / kquants::SUPER_BLOCK * k.block_bytes();
-            let panels =
-                super::kquant_panels::Panels::new(k, &self.blocks, self.outputs, row_bytes);
-            return PackedMatrix { panels, ..self };
+        {
+            self.panels = Panels::of(&self);
         }
         self
     }
@@ -133,12 +151,18 @@ impl PackedMatrix {
                 dot_rows(self.format, weight_row, tile, self.inputs, sums)
             }),
             Activations::Int8 => {
+                #[cfg(target_arch = "x86_64")]
+                match &self.panels {
+                    Some(Panels::K(panels)) => {
+                        return panels.matmul(&SuperRows::quantize(x, self.inputs));
+                    }
+                    Some(Panels::Blocks(panels)) => {
+                        return panels.matmul(&Int8Rows::quantize(x, rows, self.inputs));
+                    }
+                    None => {}
+                }
                 if let Format::K(k) = self.format {
                     let quantized = SuperRows::quantize(x, self.inputs);
-                    #[cfg(target_arch = "x86_64")]
-                    if let Some(panels) = &self.panels {
-                        return panels.matmul(&quantized);
-                    }
                     return self.products(rows, |weight_row, first, sums| {
                         kquant_int8::dot_rows(k, weight_row, &quantized, first, sums)
                     });
@@ -196,54 +220,6 @@ pub enum Activations {
     F32,
     /// 8-bit activations times the blocks' integers, as llama.cpp.
     Int8,
-}
-
-/// Activation rows quantized as llama.cpp's Q8_1 blocks: per 32 values the
-/// scale d = max|x| / 127 (stored as f16), quants round(x / d), and
-/// d · Σ quants (stored as f16), which a Q4_1 block's offset multiplies.
-struct Int8Rows {
-    quants: Vec<i8>,
-    scales: Vec<f32>,
-    sums: Vec<f32>,
-    blocks_per_row: usize,
-}
-
-impl Int8Rows {
-    fn quantize(x: &[f32], rows: usize, inputs: usize) -> Int8Rows {
-        let blocks = x.len() / BLOCK_WEIGHTS;
-        let mut quantized = Int8Rows {
-            quants: Vec::with_capacity(x.len()),
-            scales: Vec::with_capacity(blocks),
-            sums: Vec::with_capacity(blocks),
-            blocks_per_row: inputs / BLOCK_WEIGHTS,
-        };
-        debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
-        for block in x.chunks_exact(BLOCK_WEIGHTS) {
-            let max = block.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let d = max / 127.0;
-            let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
-            let mut sum = 0i32;
-            for v in block {
-                let q = (v * inverse).round() as i8;
-                sum += i32::from(q);
-                quantized.quants.push(q);
-            }
-            quantized.scales.push(f16::from_f32(d).to_f32());
-            quantized.sums.push(f16::from_f32(d * sum as f32).to_f32());
-        }
-        quantized
-    }
-
-    /// Row `r`'s block `b`: its 32 quants, scale and scaled sum.
-    fn block(&self, r: usize, b: usize) -> (&[i8], f32, f32) {
-        let index = r * self.blocks_per_row + b;
-        let quants = &self.quants[index * BLOCK_WEIGHTS..(index + 1) * BLOCK_WEIGHTS];
-        (quants, self.scales[index], self.sums[index])
-    }
-
-    fn rows(&self) -> usize {
-        self.scales.len() / self.blocks_per_row.max(1)
-    }
 }
 
 /// Whether this CPU runs the block kernels' AVX2 paths (AVX2, FMA and F16C).
@@ -322,6 +298,10 @@ pub(super) use avx2::horizontal_sum;
 mod avx2;
 
 mod int8;
+use int8::Int8Rows;
+
+#[cfg(target_arch = "x86_64")]
+mod panels;
 
 #[cfg(test)]
 mod tests {

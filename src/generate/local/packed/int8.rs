@@ -1,10 +1,58 @@
-//! The 8-bit-activation products of `packed`: a weight row of blocks
-//! against rows quantized to 8 bits per block, in integers, as llama.cpp
-//! multiplies them. Used by the quantized layout's passes and the mixed
+//! The 8-bit-activation products of `packed`: activation rows quantized
+//! to 8 bits per block ([`Int8Rows`]), and a weight row of blocks against
+//! them, in integers, as llama.cpp multiplies them. Used by the quantized layout's passes and the mixed
 //! layout's decode steps.
 
-use super::{BLOCK_WEIGHTS, Format, Int8Rows};
+use super::{BLOCK_WEIGHTS, Format};
 use half::f16;
+
+/// Activation rows quantized as llama.cpp's Q8_1 blocks: per 32 values the
+/// scale d = max|x| / 127 (stored as f16), quants round(x / d), and
+/// d · Σ quants (stored as f16), which a Q4_1 block's offset multiplies.
+pub(super) struct Int8Rows {
+    pub(super) quants: Vec<i8>,
+    pub(super) scales: Vec<f32>,
+    pub(super) sums: Vec<f32>,
+    pub(super) blocks_per_row: usize,
+}
+
+impl Int8Rows {
+    pub(super) fn quantize(x: &[f32], rows: usize, inputs: usize) -> Int8Rows {
+        let blocks = x.len() / BLOCK_WEIGHTS;
+        let mut quantized = Int8Rows {
+            quants: Vec::with_capacity(x.len()),
+            scales: Vec::with_capacity(blocks),
+            sums: Vec::with_capacity(blocks),
+            blocks_per_row: inputs / BLOCK_WEIGHTS,
+        };
+        debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
+        for block in x.chunks_exact(BLOCK_WEIGHTS) {
+            let max = block.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = max / 127.0;
+            let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
+            let mut sum = 0i32;
+            for v in block {
+                let q = (v * inverse).round() as i8;
+                sum += i32::from(q);
+                quantized.quants.push(q);
+            }
+            quantized.scales.push(f16::from_f32(d).to_f32());
+            quantized.sums.push(f16::from_f32(d * sum as f32).to_f32());
+        }
+        quantized
+    }
+
+    /// Row `r`'s block `b`: its 32 quants, scale and scaled sum.
+    pub(super) fn block(&self, r: usize, b: usize) -> (&[i8], f32, f32) {
+        let index = r * self.blocks_per_row + b;
+        let quants = &self.quants[index * BLOCK_WEIGHTS..(index + 1) * BLOCK_WEIGHTS];
+        (quants, self.scales[index], self.sums[index])
+    }
+
+    pub(super) fn rows(&self) -> usize {
+        self.scales.len() / self.blocks_per_row.max(1)
+    }
+}
 
 /// One weight row (as blocks) against every quantized row: per block
 /// the integer sum Σ q_w · q_x, times both scales, plus (Q4_1) the
@@ -82,7 +130,8 @@ pub(super) fn portable_dot_rows(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::super::avx2::horizontal_sum;
-    use super::super::{BLOCK_WEIGHTS, Format, Int8Rows};
+    use super::super::{BLOCK_WEIGHTS, Format};
+    use super::Int8Rows;
     use std::arch::x86_64::*;
 
     /// Up to this many rows share one unpacking of each block.
