@@ -16,8 +16,10 @@
 //! crate's sources (first run only) and `timing.cpp` measures it the same
 //! way. Beside it, where `benches/llama_server` has built it, llama-cpp-python
 //! from PyPI (`pypi_timing.py`), to show the reference is llama.cpp at its
-//! best on this CPU. The
-//! bench also checks that llama.cpp's tokenizer gives the prompt the same
+//! best on this CPU. Both are timed with and without flash attention and
+//! keep the better rate of each (llama.cpp's own default, auto, turns it on
+//! on a CPU, where it speeds prefill and slows decoding). The bench also
+//! checks that llama.cpp's tokenizer gives the prompt the same
 //! ids as codecal's, which tests the tokenizer rebuilt from GGUF metadata.
 //!
 //! Then the README main job's own prompts (`runs/default/prompts.jsonl`,
@@ -151,14 +153,18 @@ fn single_prompt(
     println!("|---|---|---|---|---|---|");
     if let Some(b) = &baseline {
         println!(
-            "| llama.cpp, native build ({threads} threads) | {} | {:.0} | {:.1} | 1 | 1 |",
-            b.prompt_tokens, b.prefill, b.decode
+            "| llama.cpp, native build ({threads} threads; {}) | {} | {:.0} | {:.1} | 1 | 1 |",
+            b.flash_attn(),
+            b.prompt_tokens,
+            b.prefill,
+            b.decode
         );
     }
     if let (Some(p), Some(b)) = (&pypi, &baseline) {
         println!(
-            "| llama-cpp-python {} from PyPI | {} | {:.0} | {:.1} | {:.2}x | {:.2}x |",
+            "| llama-cpp-python {} from PyPI ({}) | {} | {:.0} | {:.1} | {:.2}x | {:.2}x |",
             p.version.as_deref().unwrap_or("?"),
+            p.flash_attn(),
             p.prompt_tokens,
             p.prefill,
             p.decode,
@@ -453,6 +459,20 @@ struct Baseline {
     ids: Vec<u32>,
     /// llama-cpp-python's version, for the PyPI build.
     version: Option<String>,
+    /// Which flash-attention setting gave the best prefill and decode rates.
+    flash_attn: (bool, bool),
+}
+
+impl Baseline {
+    /// "flash attention on for prefill, off for decode", or the like.
+    fn flash_attn(&self) -> String {
+        let on = |yes: bool| if yes { "on" } else { "off" };
+        format!(
+            "flash attention {} for prefill, {} for decode",
+            on(self.flash_attn.0),
+            on(self.flash_attn.1)
+        )
+    }
 }
 
 /// Builds llama.cpp's two programs (first run only) and returns their
@@ -536,6 +556,10 @@ fn llama_cpp(
         decode: v["decode_tokens_per_s"].as_f64()?,
         ids: ids(&v["ids"])?,
         version: v["version"].as_str().map(str::to_owned),
+        flash_attn: (
+            v["prefill_flash_attn"].as_bool()?,
+            v["decode_flash_attn"].as_bool()?,
+        ),
     })
 }
 
@@ -562,9 +586,19 @@ fn llama_cpp_batch(
     threads: usize,
 ) -> Option<BatchRun> {
     let counts = [max_tokens, parallel, threads].map(|n| n.to_string());
-    let mut args = vec![gguf.as_os_str(), ids_file.as_os_str()];
-    args.extend(counts.iter().map(|c| std::ffi::OsStr::new(c.as_str())));
-    let v = run_llama_cpp(dir.join("llama-batch"), &args)?;
+    // With and without flash attention, the faster kept: llama.cpp at its best.
+    let v = ["on", "off"]
+        .into_iter()
+        .filter_map(|flash_attn| {
+            let mut args = vec![gguf.as_os_str(), ids_file.as_os_str()];
+            args.extend(counts.iter().map(|c| std::ffi::OsStr::new(c.as_str())));
+            args.push(std::ffi::OsStr::new(flash_attn));
+            run_llama_cpp(dir.join("llama-batch"), &args)
+        })
+        .min_by(|a, b| {
+            let seconds = |v: &serde_json::Value| v["seconds"].as_f64().unwrap_or(f64::INFINITY);
+            seconds(a).total_cmp(&seconds(b))
+        })?;
     Some(BatchRun {
         engine: Engine {
             seconds: v["seconds"].as_f64()?,

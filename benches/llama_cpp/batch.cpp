@@ -4,7 +4,9 @@
 // takes the next prompt's prefill in the following step, as llama.cpp's
 // server does with PARALLEL slots). The baseline for the aggregate rows of
 // codecal's generate bench.
-// Usage: llama-batch MODEL.gguf PROMPT_IDS.txt MAX_TOKENS PARALLEL THREADS
+// Usage: llama-batch MODEL.gguf PROMPT_IDS.txt MAX_TOKENS PARALLEL THREADS FLASH_ATTN
+// FLASH_ATTN is on or off (the bench runs both and keeps the faster: on this
+// CPU flash attention speeds prefill and slows decoding).
 // PROMPT_IDS.txt holds one prompt per line as space-separated token ids (the
 // ids codecal's tokenizer gives, so both engines see the same input). A
 // sequence ends at an end-of-generation token, at a token whose text holds a
@@ -63,8 +65,8 @@ static llama_token greedy(const float * logits, int n_vocab, double & logprob) {
 }
 
 int main(int argc, char ** argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s MODEL.gguf PROMPT_IDS.txt MAX_TOKENS PARALLEL THREADS\n", argv[0]);
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s MODEL.gguf PROMPT_IDS.txt MAX_TOKENS PARALLEL THREADS FLASH_ATTN\n", argv[0]);
         return 2;
     }
     const auto prompts = read_prompts(argv[2]);
@@ -93,6 +95,7 @@ int main(int argc, char ** argv) {
     params.n_ubatch = params.n_batch;
     params.n_threads = threads;
     params.n_threads_batch = threads;
+    params.flash_attn_type = std::string(argv[6]) == "on" ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     llama_context * ctx = llama_init_from_model(model, params);
     if (!ctx) { fprintf(stderr, "cannot make a context for %d sequences\n", parallel); return 1; }
     llama_memory_t memory = llama_get_memory(ctx);

@@ -26,8 +26,10 @@ else
         -DGGML_AVX512="$(on avx512f)" -DGGML_AVX512_VBMI="$(on avx512_vbmi)"
         -DGGML_AVX512_VNNI="$(on avx512_vnni)" -DGGML_AVX512_BF16="$(on avx512_bf16)")
 fi
-# What the build was made with: its options and this CPU's extensions.
-stamp="${options[*]} cpu:$(echo "$flags" | md5sum | cut -c1-16)"
+# What the build was made with: its options, this CPU's extensions and the
+# timing programs' sources (the library is rebuilt incrementally).
+programs="$(cat "$root"/benches/llama_cpp/{timing,batch,greedy}.cpp | md5sum | cut -c1-16)"
+stamp="${options[*]} cpu:$(echo "$flags" | md5sum | cut -c1-16) programs:$programs"
 if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && -x "$out/llama-greedy" && "$(cat "$out/options" 2>/dev/null)" == "$stamp" ]]; then
     echo "$out"
     exit 0
