@@ -18,7 +18,7 @@ use std::arch::x86_64::*;
 
 use super::kquant_int8::{Header, SuperRows, Unpacked};
 use super::kquants::{KFormat, SUPER_BLOCK};
-use super::panel_rows::{self, PANEL, ROWS};
+use super::panel_rows::{self, PANEL};
 
 /// Weights per vector of one row.
 const STEP: usize = 4;
@@ -39,7 +39,7 @@ const OFFSET_LANES: usize = 8 * 16;
 /// Up to four activation rows on their way through the panels: their
 /// quantized form (scales, group sums) from row `first`, and their quants
 /// expanded for the kernel.
-struct RowGroup<'a> {
+pub(super) struct RowGroup<'a> {
     x: &'a SuperRows,
     first: usize,
     expanded: Vec<i8>,
@@ -150,12 +150,9 @@ impl Panels {
     /// values, split across threads as `panel_rows` splits them.
     pub(super) fn matmul(&self, x: &SuperRows) -> Vec<f32> {
         assert_eq!(x.blocks_per_row(), self.blocks, "x is not rows × inputs");
-        panel_rows::matmul(
-            x.rows(),
-            self.outputs,
-            |first, count| self.expand(x, first, count),
-            |panel, rows, out, stride| self.panel(panel, rows, out, stride),
-        )
+        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| {
+            self.expand(x, first, count)
+        })
     }
 
     /// The quants of `count` rows from `first`, expanded for the kernel.
@@ -167,81 +164,6 @@ impl Panels {
             first,
             expanded: panel_rows::expand_fours(&quants[first * inputs..(first + count) * inputs]),
             count,
-        }
-    }
-
-    /// One panel against a group's rows; row a's eight outputs go to
-    /// `out[a · stride..]`.
-    fn panel(&self, panel: usize, rows: &RowGroup, out: &mut [f32], stride: usize) {
-        assert!((1..=ROWS).contains(&rows.count));
-        assert!(out.len() >= (rows.count - 1) * stride + PANEL);
-        // SAFETY: the CPU has AVX2 (checked when the panels were made), and
-        // `out` holds every row's eight outputs (asserted above).
-        unsafe {
-            match rows.count {
-                1 => self.panel_rows::<1>(panel, rows, out, stride),
-                2 => self.panel_rows::<2>(panel, rows, out, stride),
-                3 => self.panel_rows::<3>(panel, rows, out, stride),
-                _ => self.panel_rows::<ROWS>(panel, rows, out, stride),
-            }
-        }
-    }
-
-    /// [`Panels::panel`] for `A` rows, a constant so that each row's
-    /// accumulators stay in registers.
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn panel_rows<const A: usize>(
-        &self,
-        panel: usize,
-        rows: &RowGroup,
-        out: &mut [f32],
-        stride: usize,
-    ) {
-        let RowGroup {
-            x,
-            first,
-            ref expanded,
-            ..
-        } = *rows;
-        let row_bytes = self.blocks * SUPER_BLOCK * PANEL;
-        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
-        let (_, scales, group_sums) = x.parts();
-        let mut acc = [_mm256_setzero_ps(); A];
-        for b in 0..self.blocks {
-            let index = panel * self.blocks + b;
-            // Block b of each row, as an index into the activations' blocks.
-            let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
-            let activations: [*const i8; A] = std::array::from_fn(|a| {
-                expanded[a * row_bytes + b * SUPER_BLOCK * PANEL..].as_ptr()
-            });
-            let products = match self.format {
-                KFormat::Q4K => self.q4k_block::<A>(index, &activations),
-                KFormat::Q6K => self.q6k_block::<A>(index, &activations),
-            };
-            let offsets = self.offset_sums::<A>(
-                index,
-                std::array::from_fn(|a| &group_sums[row_block[a] * 16..]),
-            );
-            // SAFETY: eight d and dmin per panel block.
-            let (d, dmin) = unsafe {
-                (
-                    _mm256_loadu_ps(self.d.as_ptr().add(index * PANEL)),
-                    _mm256_loadu_ps(self.dmin.as_ptr().add(index * PANEL)),
-                )
-            };
-            for a in 0..A {
-                let scale = _mm256_set1_ps(scales[row_block[a]]);
-                let products = _mm256_cvtepi32_ps(products[a]);
-                acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
-                let offsets = _mm256_cvtepi32_ps(offsets[a]);
-                acc[a] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, scale), offsets, acc[a]);
-            }
-        }
-        for (a, sums) in acc.iter().enumerate() {
-            // SAFETY: `out` holds eight values from a · stride (asserted by
-            // the caller).
-            unsafe { _mm256_storeu_ps(out[a * stride..].as_mut_ptr(), *sums) };
         }
     }
 
@@ -332,6 +254,69 @@ impl Panels {
             }
         }
         sums
+    }
+}
+
+impl<'a> panel_rows::Kernel<'a> for Panels {
+    type Rows = RowGroup<'a>;
+
+    fn count(rows: &Self::Rows) -> usize {
+        rows.count
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let RowGroup {
+            x,
+            first,
+            ref expanded,
+            ..
+        } = *rows;
+        let row_bytes = self.blocks * SUPER_BLOCK * PANEL;
+        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
+        let (_, scales, group_sums) = x.parts();
+        let mut acc = [_mm256_setzero_ps(); A];
+        for b in 0..self.blocks {
+            let index = panel * self.blocks + b;
+            // Block b of each row, as an index into the activations' blocks.
+            let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
+            let activations: [*const i8; A] = std::array::from_fn(|a| {
+                expanded[a * row_bytes + b * SUPER_BLOCK * PANEL..].as_ptr()
+            });
+            let products = match self.format {
+                KFormat::Q4K => self.q4k_block::<A>(index, &activations),
+                KFormat::Q6K => self.q6k_block::<A>(index, &activations),
+            };
+            let offsets = self.offset_sums::<A>(
+                index,
+                std::array::from_fn(|a| &group_sums[row_block[a] * 16..]),
+            );
+            // SAFETY: eight d and dmin per panel block.
+            let (d, dmin) = unsafe {
+                (
+                    _mm256_loadu_ps(self.d.as_ptr().add(index * PANEL)),
+                    _mm256_loadu_ps(self.dmin.as_ptr().add(index * PANEL)),
+                )
+            };
+            for a in 0..A {
+                let scale = _mm256_set1_ps(scales[row_block[a]]);
+                let products = _mm256_cvtepi32_ps(products[a]);
+                acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
+                let offsets = _mm256_cvtepi32_ps(offsets[a]);
+                acc[a] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, scale), offsets, acc[a]);
+            }
+        }
+        for (a, sums) in acc.iter().enumerate() {
+            // SAFETY: `out` holds eight values from a · stride (asserted by
+            // the caller).
+            unsafe { _mm256_storeu_ps(out[a * stride..].as_mut_ptr(), *sums) };
+        }
     }
 }
 

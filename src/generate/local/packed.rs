@@ -418,26 +418,12 @@ mod tests {
             }
             assert_alone_as_in_batch(&packed, &x, &y, Activations::Int8);
             let quantized = Int8Rows::quantize(&x, rows, inputs);
-            let block_bytes = dtype_bytes(dtype);
-            let row_bytes = inputs / BLOCK_WEIGHTS * block_bytes;
+            let row_bytes = inputs / BLOCK_WEIGHTS * dtype_bytes(dtype);
             let mut portable = vec![0f32; rows];
             let first_row = &packed.blocks[..row_bytes];
             int8::portable_dot_rows(packed.format, first_row, &quantized, 0, &mut portable);
             for r in 0..rows {
-                let exact: f64 = (0..inputs / BLOCK_WEIGHTS)
-                    .map(|b| {
-                        let block = &first_row[b * block_bytes..(b + 1) * block_bytes];
-                        let (d, m, w) = int8::weights(packed.format, block);
-                        let (quants, scale, scaled_sum) = quantized.block(r, b);
-                        let products: i32 = w
-                            .iter()
-                            .zip(quants)
-                            .map(|(&w, &q)| i32::from(w) * i32::from(q))
-                            .sum();
-                        f64::from(d) * f64::from(scale) * f64::from(products)
-                            + f64::from(m) * f64::from(scaled_sum)
-                    })
-                    .sum();
+                let exact = int8::exact_dot(packed.format, first_row, &quantized, r);
                 for got in [portable[r], y[r * outputs]] {
                     let error = (f64::from(got) - exact).abs();
                     assert!(error < 1e-5 * (1.0 + exact.abs()), "{got} vs {exact}");

@@ -14,15 +14,62 @@ pub(super) const PANEL: usize = 8;
 /// Activation rows that go through a panel together.
 pub(super) const ROWS: usize = 4;
 
+/// A panel kernel: one panel of eight weight rows against 1 to [`ROWS`]
+/// prepared activation rows.
+pub(super) trait Kernel<'a>: Sync {
+    /// Activation rows made ready for the kernel.
+    type Rows: Sync + 'a;
+
+    /// How many rows `rows` holds.
+    fn count(rows: &Self::Rows) -> usize;
+
+    /// Panel `panel` against `A` = [`Kernel::count`] rows; row a's eight
+    /// outputs go to `out[a · stride..]`. `A` is a constant so that each
+    /// row's accumulators stay in registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX2, FMA and F16C, and `out` holds at least
+    /// (A - 1) · stride + 8 values.
+    unsafe fn rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    );
+}
+
+/// One panel against prepared rows, through the kernel for their count.
+fn panel<'a, K: Kernel<'a>>(
+    kernel: &K,
+    panel: usize,
+    rows: &K::Rows,
+    out: &mut [f32],
+    stride: usize,
+) {
+    let count = K::count(rows);
+    assert!((1..=ROWS).contains(&count));
+    assert!(out.len() >= (count - 1) * stride + PANEL);
+    // SAFETY: a kernel exists only where the CPU has AVX2 (its constructor
+    // checks), and `out` holds every row's eight outputs (asserted above).
+    unsafe {
+        match count {
+            1 => kernel.rows::<1>(panel, rows, out, stride),
+            2 => kernel.rows::<2>(panel, rows, out, stride),
+            3 => kernel.rows::<3>(panel, rows, out, stride),
+            _ => kernel.rows::<ROWS>(panel, rows, out, stride),
+        }
+    }
+}
+
 /// x · Wᵀ as `rows` rows of `outputs` values, `outputs` a multiple of
-/// [`PANEL`]. `prepare(first, count)` readies rows `first..first + count`
-/// (at most [`ROWS`]) for the kernel; `panel(p, group, out, stride)` writes
-/// each prepared row a's eight outputs of panel p to `out[a · stride..]`.
-pub(super) fn matmul<G: Sync>(
+/// [`PANEL`]: `prepare(first, count)` readies rows `first..first + count`
+/// (at most [`ROWS`]) for `kernel`.
+pub(super) fn matmul<'a, K: Kernel<'a>>(
+    kernel: &K,
     rows: usize,
     outputs: usize,
-    prepare: impl Fn(usize, usize) -> G + Sync,
-    panel: impl Fn(usize, &G, &mut [f32], usize) + Sync,
+    prepare: impl Fn(usize, usize) -> K::Rows + Sync,
 ) -> Vec<f32> {
     debug_assert_eq!(outputs % PANEL, 0);
     let mut y = vec![0f32; rows * outputs];
@@ -34,7 +81,7 @@ pub(super) fn matmul<G: Sync>(
                 let count = out.len() / outputs;
                 let rows = prepare(group * ROWS, count);
                 for p in 0..panels {
-                    panel(p, &rows, &mut out[PANEL * p..], outputs);
+                    panel(kernel, p, &rows, &mut out[PANEL * p..], outputs);
                 }
             });
         return y;
@@ -49,7 +96,7 @@ pub(super) fn matmul<G: Sync>(
             .enumerate()
             .for_each(|(chunk, out)| {
                 for (i, out) in out.chunks_mut(count * PANEL).enumerate() {
-                    panel(CHUNK * chunk + i, &group, out, PANEL);
+                    panel(kernel, CHUNK * chunk + i, &group, out, PANEL);
                 }
             });
         for (p, sums) in sums.chunks(count * PANEL).enumerate() {

@@ -105,6 +105,27 @@ pub(super) fn weights(format: Format, block: &[u8]) -> (f32, f32, [i8; BLOCK_WEI
     }
 }
 
+/// The exact sum that `dot_rows` rounds, in f64: over row `r`'s blocks,
+/// d_w · d_x · Σ w q_x plus (Q4_1) the block's offset times the scaled sum.
+#[cfg(test)]
+pub(super) fn exact_dot(format: Format, weight_row: &[u8], x: &Int8Rows, r: usize) -> f64 {
+    weight_row
+        .chunks_exact(format.block_bytes())
+        .enumerate()
+        .map(|(b, block)| {
+            let (d, m, w) = weights(format, block);
+            let (quants, scale, scaled_sum) = x.block(r, b);
+            let products: i32 = w
+                .iter()
+                .zip(quants)
+                .map(|(&w, &q)| i32::from(w) * i32::from(q))
+                .sum();
+            f64::from(d) * f64::from(scale) * f64::from(products)
+                + f64::from(m) * f64::from(scaled_sum)
+        })
+        .sum()
+}
+
 pub(super) fn portable_dot_rows(
     format: Format,
     weight_row: &[u8],

@@ -24,7 +24,7 @@ use std::arch::x86_64::*;
 
 use rayon::prelude::*;
 
-use super::super::panel_rows::{self, PANEL, ROWS};
+use super::super::panel_rows::{self, PANEL};
 use super::{BLOCK_WEIGHTS, Format, Int8Rows};
 
 /// Weights per vector of one row, and vectors per block.
@@ -38,7 +38,7 @@ const Q8_0_BYTES: usize = STEPS * 32;
 /// Up to four quantized activation rows on their way through the panels:
 /// their quants expanded for the kernel, and per block the scale and (for
 /// Q5_0's offset) the integer sum of the quants.
-struct RowGroup {
+pub(in super::super) struct RowGroup {
     expanded: Vec<i8>,
     scales: Vec<f32>,
     sums: Vec<i32>,
@@ -107,12 +107,9 @@ impl Panels {
     /// x · Wᵀ for the quantized rows of `x`, split as `panel_rows` splits it.
     pub(super) fn matmul(&self, x: &Int8Rows) -> Vec<f32> {
         assert_eq!(x.blocks_per_row, self.blocks, "x is not rows × inputs");
-        panel_rows::matmul(
-            x.rows(),
-            self.outputs,
-            |first, count| self.prepare(x, first, count),
-            |panel, rows, out, stride| self.panel(panel, rows, out, stride),
-        )
+        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| {
+            self.prepare(x, first, count)
+        })
     }
 
     fn prepare(&self, x: &Int8Rows, first: usize, count: usize) -> RowGroup {
@@ -127,66 +124,6 @@ impl Panels {
                 .map(|block| block.iter().map(|&q| i32::from(q)).sum())
                 .collect(),
             count,
-        }
-    }
-
-    /// One panel against a group's rows; row a's eight outputs go to
-    /// `out[a · stride..]`.
-    fn panel(&self, panel: usize, rows: &RowGroup, out: &mut [f32], stride: usize) {
-        assert!((1..=ROWS).contains(&rows.count));
-        assert!(out.len() >= (rows.count - 1) * stride + PANEL);
-        // SAFETY: the CPU has AVX2 (checked when the panels were made), and
-        // `out` holds every row's eight outputs (asserted above).
-        unsafe {
-            match rows.count {
-                1 => self.panel_rows::<1>(panel, rows, out, stride),
-                2 => self.panel_rows::<2>(panel, rows, out, stride),
-                3 => self.panel_rows::<3>(panel, rows, out, stride),
-                _ => self.panel_rows::<ROWS>(panel, rows, out, stride),
-            }
-        }
-    }
-
-    /// [`Panels::panel`] for `A` rows, a constant so that each row's
-    /// accumulator stays in a register.
-    #[inline]
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn panel_rows<const A: usize>(
-        &self,
-        panel: usize,
-        rows: &RowGroup,
-        out: &mut [f32],
-        stride: usize,
-    ) {
-        let row_bytes = self.blocks * BLOCK_WEIGHTS * PANEL;
-        assert!(rows.expanded.len() >= A * row_bytes && rows.sums.len() >= A * self.blocks);
-        let mut acc = [_mm256_setzero_ps(); A];
-        for b in 0..self.blocks {
-            let index = panel * self.blocks + b;
-            let activations: [*const i8; A] = std::array::from_fn(|a| {
-                rows.expanded[a * row_bytes + b * BLOCK_WEIGHTS * PANEL..].as_ptr()
-            });
-            let products = match self.format {
-                Format::Q5_0 => {
-                    let offsets = std::array::from_fn(|a| 16 * rows.sums[a * self.blocks + b]);
-                    self.q5_0_block::<A>(index, &activations, offsets)
-                }
-                _ => self.q8_0_block::<A>(index, &activations),
-            };
-            // SAFETY: eight f16 scales per panel block.
-            let d = unsafe {
-                _mm256_cvtph_ps(_mm_loadu_si128(self.d.as_ptr().add(index * PANEL).cast()))
-            };
-            for a in 0..A {
-                let scale = _mm256_set1_ps(rows.scales[a * self.blocks + b]);
-                let products = _mm256_cvtepi32_ps(products[a]);
-                acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
-            }
-        }
-        for (a, sums) in acc.iter().enumerate() {
-            // SAFETY: `out` holds eight values from a · stride (asserted by
-            // the caller).
-            unsafe { _mm256_storeu_ps(out[a * stride..].as_mut_ptr(), *sums) };
         }
     }
 
@@ -293,6 +230,54 @@ fn put(format: Format, quants: &mut [u8], r: usize, w: &[i8; BLOCK_WEIGHTS]) {
     }
 }
 
+impl<'a> panel_rows::Kernel<'a> for Panels {
+    type Rows = RowGroup;
+
+    fn count(rows: &Self::Rows) -> usize {
+        rows.count
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let row_bytes = self.blocks * BLOCK_WEIGHTS * PANEL;
+        assert!(rows.expanded.len() >= A * row_bytes && rows.sums.len() >= A * self.blocks);
+        let mut acc = [_mm256_setzero_ps(); A];
+        for b in 0..self.blocks {
+            let index = panel * self.blocks + b;
+            let activations: [*const i8; A] = std::array::from_fn(|a| {
+                rows.expanded[a * row_bytes + b * BLOCK_WEIGHTS * PANEL..].as_ptr()
+            });
+            let products = match self.format {
+                Format::Q5_0 => {
+                    let offsets = std::array::from_fn(|a| 16 * rows.sums[a * self.blocks + b]);
+                    self.q5_0_block::<A>(index, &activations, offsets)
+                }
+                _ => self.q8_0_block::<A>(index, &activations),
+            };
+            // SAFETY: eight f16 scales per panel block.
+            let d = unsafe {
+                _mm256_cvtph_ps(_mm_loadu_si128(self.d.as_ptr().add(index * PANEL).cast()))
+            };
+            for a in 0..A {
+                let scale = _mm256_set1_ps(rows.scales[a * self.blocks + b]);
+                let products = _mm256_cvtepi32_ps(products[a]);
+                acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
+            }
+        }
+        for (a, sums) in acc.iter().enumerate() {
+            // SAFETY: `out` holds eight values from a · stride (asserted by
+            // the caller).
+            unsafe { _mm256_storeu_ps(out[a * stride..].as_mut_ptr(), *sums) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Activations, PackedMatrix};
@@ -327,7 +312,8 @@ mod tests {
             for o in 0..outputs {
                 let weight_row = &packed.blocks[o * row_bytes..(o + 1) * row_bytes];
                 for r in 0..rows {
-                    let exact = exact_dot(packed.format, weight_row, &quantized, r);
+                    let exact =
+                        super::super::int8::exact_dot(packed.format, weight_row, &quantized, r);
                     let got = f64::from(y[r * outputs + o]);
                     assert!(
                         (got - exact).abs() < 1e-5 * (1.0 + exact.abs()),
@@ -344,23 +330,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// Σ over blocks of d_w · d_x · Σ w q_x, in f64.
-    fn exact_dot(format: Format, weight_row: &[u8], x: &Int8Rows, r: usize) -> f64 {
-        weight_row
-            .chunks_exact(format.block_bytes())
-            .enumerate()
-            .map(|(b, block)| {
-                let (d, _, w) = super::super::int8::weights(format, block);
-                let (quants, scale, _) = x.block(r, b);
-                let products: i32 = w
-                    .iter()
-                    .zip(quants)
-                    .map(|(&w, &q)| i32::from(w) * i32::from(q))
-                    .sum();
-                f64::from(d) * f64::from(scale) * f64::from(products)
-            })
-            .sum()
     }
 }
