@@ -65,7 +65,7 @@ impl Panels {
             Format::Q8_0 => Q8_0_BYTES,
             _ => return None,
         };
-        if outputs == 0 || outputs % PANEL != 0 || !super::has_avx2_kernels() {
+        if blocks.is_empty() || outputs == 0 || outputs % PANEL != 0 || !super::has_avx2_kernels() {
             return None;
         }
         let row_bytes = blocks.len() / outputs;
