@@ -59,17 +59,15 @@ pub(super) struct Panels {
 }
 
 impl Panels {
-    /// The panels of `outputs` weight rows of `row_bytes` GGUF bytes each;
-    /// None where the rows do not fill whole panels or the CPU lacks AVX2.
-    pub(super) fn new(
-        format: KFormat,
-        blocks: &[u8],
-        outputs: usize,
-        row_bytes: usize,
-    ) -> Option<Panels> {
-        if outputs % PANEL != 0 || !super::packed::has_avx2_kernels() {
+    /// The panels of `outputs` weight rows of GGUF `blocks`; None where
+    /// there are none, where the rows do not fill whole panels, or where the
+    /// CPU lacks AVX2.
+    pub(super) fn new(format: KFormat, blocks: &[u8], outputs: usize) -> Option<Panels> {
+        let whole_panels = !blocks.is_empty() && outputs != 0 && outputs % PANEL == 0;
+        if !whole_panels || !super::packed::has_avx2_kernels() {
             return None;
         }
+        let row_bytes = blocks.len() / outputs;
         let per_row = row_bytes / format.block_bytes();
         let (quant_bytes, scale_lanes) = match format {
             KFormat::Q4K => (Q4K_BYTES, Q4K_SCALE_LANES),

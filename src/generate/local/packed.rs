@@ -90,8 +90,7 @@ impl Panels {
     fn of(m: &PackedMatrix) -> Option<Panels> {
         match m.format {
             Format::K(k) => {
-                let row_bytes = m.inputs / kquants::SUPER_BLOCK * k.block_bytes();
-                super::kquant_panels::Panels::new(k, &m.blocks, m.outputs, row_bytes).map(Panels::K)
+                super::kquant_panels::Panels::new(k, &m.blocks, m.outputs).map(Panels::K)
             }
             format => panels::Panels::new(format, &m.blocks, m.outputs).map(Panels::Blocks),
         }

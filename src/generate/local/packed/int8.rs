@@ -13,6 +13,9 @@ pub(super) struct Int8Rows {
     pub(super) quants: Vec<i8>,
     pub(super) scales: Vec<f32>,
     pub(super) sums: Vec<f32>,
+    /// Σ quants per block as an integer, which the panels' Q5_0 codes
+    /// (w + 16) need 16 times over.
+    pub(super) quant_sums: Vec<i32>,
     pub(super) blocks_per_row: usize,
 }
 
@@ -23,6 +26,7 @@ impl Int8Rows {
             quants: Vec::with_capacity(x.len()),
             scales: Vec::with_capacity(blocks),
             sums: Vec::with_capacity(blocks),
+            quant_sums: Vec::with_capacity(blocks),
             blocks_per_row: inputs / BLOCK_WEIGHTS,
         };
         debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
@@ -38,6 +42,7 @@ impl Int8Rows {
             }
             quantized.scales.push(f16::from_f32(d).to_f32());
             quantized.sums.push(f16::from_f32(d * sum as f32).to_f32());
+            quantized.quant_sums.push(sum);
         }
         quantized
     }

@@ -36,12 +36,12 @@ const Q5_0_BYTES: usize = 5 * 32;
 const Q8_0_BYTES: usize = STEPS * 32;
 
 /// Up to four quantized activation rows on their way through the panels:
-/// their quants expanded for the kernel, and per block the scale and (for
-/// Q5_0's offset) the integer sum of the quants.
-pub(in super::super) struct RowGroup {
+/// their quantized form (scales, integer sums) from row `first`, and their
+/// quants expanded for the kernel.
+pub(in super::super) struct RowGroup<'a> {
+    x: &'a Int8Rows,
+    first: usize,
     expanded: Vec<i8>,
-    scales: Vec<f32>,
-    sums: Vec<i32>,
     count: usize,
 }
 
@@ -112,17 +112,12 @@ impl Panels {
         })
     }
 
-    fn prepare(&self, x: &Int8Rows, first: usize, count: usize) -> RowGroup {
+    fn prepare<'a>(&self, x: &'a Int8Rows, first: usize, count: usize) -> RowGroup<'a> {
         let inputs = self.blocks * BLOCK_WEIGHTS;
-        let quants = &x.quants[first * inputs..(first + count) * inputs];
-        let blocks = first * self.blocks..(first + count) * self.blocks;
         RowGroup {
-            expanded: panel_rows::expand_fours(quants),
-            scales: x.scales[blocks].to_vec(),
-            sums: quants
-                .chunks_exact(BLOCK_WEIGHTS)
-                .map(|block| block.iter().map(|&q| i32::from(q)).sum())
-                .collect(),
+            x,
+            first,
+            expanded: panel_rows::expand_fours(&x.quants[first * inputs..(first + count) * inputs]),
             count,
         }
     }
@@ -231,7 +226,7 @@ fn put(format: Format, quants: &mut [u8], r: usize, w: &[i8; BLOCK_WEIGHTS]) {
 }
 
 impl<'a> panel_rows::Kernel<'a> for Panels {
-    type Rows = RowGroup;
+    type Rows = RowGroup<'a>;
 
     fn count(rows: &Self::Rows) -> usize {
         rows.count
@@ -246,16 +241,24 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
         stride: usize,
     ) {
         let row_bytes = self.blocks * BLOCK_WEIGHTS * PANEL;
-        assert!(rows.expanded.len() >= A * row_bytes && rows.sums.len() >= A * self.blocks);
+        let RowGroup {
+            x,
+            first,
+            ref expanded,
+            ..
+        } = *rows;
+        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
         let mut acc = [_mm256_setzero_ps(); A];
         for b in 0..self.blocks {
             let index = panel * self.blocks + b;
+            // Block b of each row, as an index into the activations' blocks.
+            let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
             let activations: [*const i8; A] = std::array::from_fn(|a| {
-                rows.expanded[a * row_bytes + b * BLOCK_WEIGHTS * PANEL..].as_ptr()
+                expanded[a * row_bytes + b * BLOCK_WEIGHTS * PANEL..].as_ptr()
             });
             let products = match self.format {
                 Format::Q5_0 => {
-                    let offsets = std::array::from_fn(|a| 16 * rows.sums[a * self.blocks + b]);
+                    let offsets = std::array::from_fn(|a| 16 * x.quant_sums[row_block[a]]);
                     self.q5_0_block::<A>(index, &activations, offsets)
                 }
                 _ => self.q8_0_block::<A>(index, &activations),
@@ -265,7 +268,7 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
                 _mm256_cvtph_ps(_mm_loadu_si128(self.d.as_ptr().add(index * PANEL).cast()))
             };
             for a in 0..A {
-                let scale = _mm256_set1_ps(rows.scales[a * self.blocks + b]);
+                let scale = _mm256_set1_ps(x.scales[row_block[a]]);
                 let products = _mm256_cvtepi32_ps(products[a]);
                 acc[a] = _mm256_fmadd_ps(_mm256_mul_ps(d, scale), products, acc[a]);
             }
