@@ -20,13 +20,17 @@ it, cells unchanged.
 
     python3 docs/results/tables.py            # check: exit 1 naming page and line where a page disagrees
     python3 docs/results/tables.py --write    # rewrite the pages from the records
-    python3 docs/results/tables.py archive RUN_DIR --config configs/X.toml --machine "..."
+    python3 docs/results/tables.py archive RUN_DIR --config configs/X.toml
+
+`archive` names the machine it runs on, read from /proc/cpuinfo and /proc/meminfo
+(`--machine` overrides it): a run is archived where it finished.
 
 `.ci/run` runs the check.
 """
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
@@ -162,6 +166,22 @@ def check(root, records, write):
     return bad
 
 
+def this_machine():
+    """This machine in words: cores, CPU model, widest x86 vectors, memory, GPU."""
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    fields = dict(line.split(":", 1) for line in cpuinfo.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    vectors = ("AVX-512" if "avx512f" in flags else "AVX2, no AVX-512" if "avx2" in flags
+               else "no AVX2")
+    cores = os.cpu_count()
+    meminfo = Path("/proc/meminfo").read_text(encoding="utf-8").split()
+    gigabytes = round(int(meminfo[meminfo.index("MemTotal:") + 1]) / 2**20)
+    gpu = "a GPU" if Path("/dev/nvidia0").exists() else "no GPU"
+    return (f"{cores}-core {fields.get('model name', 'unknown CPU')} ({vectors}), "
+            f"{gigabytes} GB, {gpu}")
+
+
 def archive(args):
     run = Path(args.run)
     name = json.loads((run / "report.json").read_text(encoding="utf-8"))["header"]["name"]
@@ -170,7 +190,8 @@ def archive(args):
     for file in ("report.json", "manifest.json"):
         shutil.copyfile(run / file, folder / file)
     shutil.copyfile(ROOT / args.config, folder / "config.toml")
-    record = {"config": args.config, "machine": args.machine, "command": args.command
+    record = {"config": args.config, "machine": args.machine or this_machine(),
+              "command": args.command
               or f"codecal run --config {args.config}"}
     (folder / "record.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(f"tables.py: archived {run} as {folder}")
@@ -184,7 +205,7 @@ def main():
     arc = sub.add_parser("archive", help="copy a finished run's record into docs/results/runs/")
     arc.add_argument("run")
     arc.add_argument("--config", required=True, help="the config's path in the repository")
-    arc.add_argument("--machine", required=True)
+    arc.add_argument("--machine", default=None, help="default: this machine, detected")
     arc.add_argument("--command", default=None)
     arc.add_argument("--records", default=str(ROOT / "docs/results/runs"))
     args = parser.parse_args()
