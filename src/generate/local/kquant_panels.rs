@@ -28,12 +28,18 @@ const STEPS: usize = SUPER_BLOCK / STEP;
 /// high nibbles), Q6_K one.
 const Q4K_BYTES: usize = PANEL * SUPER_BLOCK / 2;
 const Q6K_BYTES: usize = PANEL * SUPER_BLOCK;
-/// i16 lanes of scales per panel and block: one vector per scale group
-/// (Q4_K's eight sub-blocks of 32, Q6_K's sixteen groups of 16).
+/// Lanes of scales per panel and block: sixteen per scale group (Q4_K's
+/// eight sub-blocks of 32, Q6_K's sixteen groups of 16), each row's scale
+/// twice. Kept as bytes and widened to i16 lanes as they are loaded: a
+/// decode step reads every byte of the panels once, so their size is its
+/// time (as i16 they made Q4_K's panels 0.78 bytes a weight, the GGUF block
+/// 0.56).
 const Q4K_SCALE_LANES: usize = 8 * 16;
 const Q6K_SCALE_LANES: usize = 16 * 16;
-/// i16 lanes of offsets per panel and block: eight vectors, each two
-/// groups' offsets for the eight rows.
+/// Lanes of offsets per panel and block: eight vectors, each two groups'
+/// offsets for the eight rows, as bytes too: Q4_K's 6-bit mins, and for
+/// Q6_K its signed scales, multiplied by 32 as they are loaded (the
+/// offset of its quants' −32).
 const OFFSET_LANES: usize = 8 * 16;
 
 /// Up to four activation rows on their way through the panels: their
@@ -52,8 +58,8 @@ pub(super) struct Panels {
     outputs: usize,
     blocks: usize,
     quants: Vec<u8>,
-    scales: Vec<i16>,
-    offsets: Vec<i16>,
+    scales: Vec<i8>,
+    offsets: Vec<i8>,
     d: Vec<f32>,
     dmin: Vec<f32>,
 }
@@ -63,7 +69,7 @@ impl Panels {
     /// there are none, where the rows do not fill whole panels, or where the
     /// CPU lacks AVX2.
     pub(super) fn new(format: KFormat, blocks: &[u8], outputs: usize) -> Option<Panels> {
-        let whole_panels = !blocks.is_empty() && outputs != 0 && outputs % PANEL == 0;
+        let whole_panels = !blocks.is_empty() && outputs != 0 && outputs.is_multiple_of(PANEL);
         if !whole_panels || !super::packed::has_avx2_kernels() {
             return None;
         }
@@ -104,16 +110,21 @@ impl Panels {
         } = w.header;
         self.d[index * PANEL + r] = d;
         self.dmin[index * PANEL + r] = dmin;
+        // The header's offsets, as the bytes they come from.
+        let offset_byte = |g: usize| match self.format {
+            KFormat::Q4K => byte(offsets[g]),
+            KFormat::Q6K => byte(scales[g]),
+        };
         for pair in 0..8 {
             let lanes = &mut self.offsets[index * OFFSET_LANES + 16 * pair..];
-            lanes[2 * r] = offsets[2 * pair];
-            lanes[2 * r + 1] = offsets[2 * pair + 1];
+            lanes[2 * r] = offset_byte(2 * pair);
+            lanes[2 * r + 1] = offset_byte(2 * pair + 1);
         }
         match self.format {
             KFormat::Q4K => {
                 for sub in 0..8 {
                     let lanes = &mut self.scales[index * Q4K_SCALE_LANES + 16 * sub..];
-                    lanes[2 * r..2 * r + 2].fill(scales[2 * sub]);
+                    lanes[2 * r..2 * r + 2].fill(byte(scales[2 * sub]));
                 }
                 let quants = &mut self.quants[index * Q4K_BYTES..(index + 1) * Q4K_BYTES];
                 // Vector (pair, step): sub-block 2·pair in the low nibbles,
@@ -132,7 +143,7 @@ impl Panels {
             KFormat::Q6K => {
                 for (group, &scale) in scales.iter().enumerate() {
                     let lanes = &mut self.scales[index * Q6K_SCALE_LANES + 16 * group..];
-                    lanes[2 * r..2 * r + 2].fill(scale);
+                    lanes[2 * r..2 * r + 2].fill(byte(scale));
                 }
                 let quants = &mut self.quants[index * Q6K_BYTES..(index + 1) * Q6K_BYTES];
                 for step in 0..STEPS {
@@ -194,7 +205,7 @@ impl Panels {
                 }
             }
             // SAFETY: eight vectors of sixteen scale lanes per panel block.
-            let s = unsafe { _mm256_loadu_si256(scales.add(16 * sub).cast()) };
+            let s = unsafe { widen(scales.add(16 * sub)) };
             for a in 0..A {
                 sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(products[a], s));
             }
@@ -212,7 +223,7 @@ impl Panels {
         let mut sums = [_mm256_setzero_si256(); A];
         for group in 0..16 {
             // SAFETY: sixteen vectors of sixteen scale lanes per panel block.
-            let s = unsafe { _mm256_loadu_si256(scales.add(16 * group).cast()) };
+            let s = unsafe { widen(scales.add(16 * group)) };
             for half in 0..2 {
                 let mut products = [_mm256_setzero_si256(); A];
                 for step in 4 * group + 2 * half..4 * group + 2 * half + 2 {
@@ -244,7 +255,11 @@ impl Panels {
         let mut sums = [_mm256_setzero_si256(); A];
         for pair in 0..8 {
             // SAFETY: eight vectors of sixteen offset lanes per panel block.
-            let o = unsafe { _mm256_loadu_si256(offsets.add(16 * pair).cast()) };
+            let o = unsafe { widen(offsets.add(16 * pair)) };
+            let o = match self.format {
+                KFormat::Q4K => o,
+                KFormat::Q6K => _mm256_slli_epi16::<5>(o),
+            };
             for a in 0..A {
                 let two = i32::from(group_sums[a][2 * pair] as u16)
                     | (i32::from(group_sums[a][2 * pair + 1] as u16) << 16);
@@ -253,6 +268,23 @@ impl Panels {
         }
         sums
     }
+}
+
+/// A header value as the byte it was read from: Q4_K's scales and mins
+/// are 6-bit, Q6_K's scales signed bytes.
+fn byte(value: i16) -> i8 {
+    i8::try_from(value).expect("a K-quant scale or min is one byte")
+}
+
+/// Sixteen bytes at `lanes`, sign-extended to sixteen i16 lanes.
+///
+/// # Safety
+/// `lanes` points at sixteen readable bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn widen(lanes: *const i8) -> __m256i {
+    // SAFETY: the caller's.
+    _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(lanes.cast()) })
 }
 
 impl<'a> panel_rows::Kernel<'a> for Panels {
