@@ -38,8 +38,8 @@ enum Command {
     Corpus(commands::corpus::CorpusCommand),
     /// Retrieve BM25 few-shot exemplars for each query and build its prompt.
     Retrieve(commands::retrieve::RetrieveArgs),
-    /// Generate with a language model (local SmolLM2 or an OpenAI-compatible
-    /// server), with token log-probabilities and confidence measures; every
+    /// Generate with a language model (a local GGUF model, SmolLM2 or
+    /// Qwen2.5-Coder, or an OpenAI-compatible server), with token log-probabilities and confidence measures; every
     /// answer is cached, so a rerun or a resumed run asks for nothing twice.
     Generate(commands::generate::GenerateArgs),
     /// Run the whole pipeline (corpus, retrieval, generation, scoring,

@@ -49,7 +49,7 @@ fn argument_names(message: &str) -> String {
 
 /// Native-endian float64 values; each finite and in [0, 1].
 fn probabilities(bytes: &[u8], name: &str) -> PyResult<Vec<f64>> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(value_error(format!("{name}: not float64 data")));
     }
     let values: Vec<f64> = bytes

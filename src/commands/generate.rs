@@ -25,7 +25,9 @@ pub struct GenerateArgs {
     out: PathBuf,
     #[arg(long, value_parser = super::choice::<BackendKind>(), default_value_t = BackendKind::Local)]
     backend: BackendKind,
-    /// The model's name (required for openai; a label for local).
+    /// The model: for openai the server's name for it (required); for local
+    /// one of smollm2-135m (the default), qwen2.5-coder-0.5b or
+    /// qwen2.5-coder-1.5b, installed on first use.
     #[arg(long)]
     model: Option<String>,
     /// The server's base URL up to the API version, e.g. http://127.0.0.1:8000/v1 (openai).

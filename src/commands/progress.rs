@@ -51,7 +51,9 @@ impl StageProgress {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         match &self.bar {
             Some(bar) => bar.inc(1),
-            None if self.steps >= 10 && done % (self.steps / 10) == 0 || self.quiet_too_long() => {
+            None if self.steps >= 10 && done.is_multiple_of(self.steps / 10)
+                || self.quiet_too_long() =>
+            {
                 let rate = done as f64 / self.start.elapsed().as_secs_f64().max(1e-9);
                 let eta = (self.steps.saturating_sub(done)) as f64 / rate.max(1e-9);
                 eprintln!(

@@ -205,7 +205,7 @@ pub fn assert_matches_sentence_transformers(embedder: &mut impl Embedder) {
 
 /// Whether the CRUXEval server below answers a prompt right: two in three.
 pub fn cruxeval_answers_right(prompt: &str) -> bool {
-    prompt.len() % 3 != 0
+    !prompt.len().is_multiple_of(3)
 }
 
 /// A loopback server that answers CRUXEval-O prompts (from the dataset at

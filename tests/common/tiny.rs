@@ -73,7 +73,7 @@ pub fn answer(seen: &super::server::Seen) -> Reply {
         .map(|(_, s)| *s)
         .unwrap_or("Do it .");
     let noise = (name.len() % 5) as f64 * 0.02;
-    let tokens: Vec<(String, f64)> = if index % 2 == 0 {
+    let tokens: Vec<(String, f64)> = if index.is_multiple_of(2) {
         right
             .split(' ')
             .map(|w| (format!(" {w}"), 0.85 + noise))

@@ -65,7 +65,11 @@ impl Panels {
             Format::Q8_0 => Q8_0_BYTES,
             _ => return None,
         };
-        if blocks.is_empty() || outputs == 0 || outputs % PANEL != 0 || !super::has_avx2_kernels() {
+        if blocks.is_empty()
+            || outputs == 0
+            || !outputs.is_multiple_of(PANEL)
+            || !super::has_avx2_kernels()
+        {
             return None;
         }
         let row_bytes = blocks.len() / outputs;
