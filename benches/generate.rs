@@ -11,14 +11,18 @@
 //! Python's textwrap.py). Prefill rate = prompt tokens / time to the first
 //! generated token; decode rate = further tokens / their time. Best of 3.
 //!
-//! The baseline is llama.cpp on the same GGUF and prompt, in the same run:
-//! `benches/llama_cpp/build.sh` builds it natively from the llama-cpp-sys-2
-//! crate's sources (first run only) and `timing.cpp` measures it the same
-//! way. Beside it, where `benches/llama_server` has built it, llama-cpp-python
-//! from PyPI (`pypi_timing.py`), to show the reference is llama.cpp at its
-//! best on this CPU. Both are timed with and without flash attention and
-//! keep the better rate of each (llama.cpp's own default, auto, turns it on
-//! on a CPU, where it speeds prefill and slows decoding). The bench also
+//! The baseline is llama.cpp on the same GGUF and prompt, in the same run,
+//! in up to three builds: `benches/llama_cpp/build.sh` builds it natively
+//! from the llama-cpp-sys-2 crate's sources (first run only) and
+//! `timing.cpp` measures it; where `benches/llama_server` has built
+//! llama-cpp-python 0.3.36 from PyPI for this CPU, `build.sh pypi` links the
+//! same `timing.cpp` against that package's own libraries, and
+//! `pypi_timing.py` times it through Python as its users call it. Each is
+//! timed with and without flash attention and keeps the better rate of each
+//! (llama.cpp's own default, auto, turns it on on a CPU, where it speeds
+//! prefill and slows decoding). codecal's ratios are against the fastest
+//! build at each rate, so the reference is llama.cpp at its best on this
+//! CPU whichever build that is. The bench also
 //! checks that llama.cpp's tokenizer gives the prompt the same
 //! ids as codecal's, which tests the tokenizer rebuilt from GGUF metadata.
 //!
@@ -30,7 +34,8 @@
 //! quantized layout too, which is llama.cpp's arithmetic): prompts per hour, generated tokens per
 //! second, and the ratio. llama.cpp generates the same prompt ids at the same parallelism in
 //! the same run (`benches/llama_cpp/batch.cpp`: continuous batching through
-//! its C API, as its server does with that many slots), and the bench prints
+//! its C API, as its server does with that many slots; in each C build, the
+//! faster kept), and the bench prints
 //! the ratio of the two and how many of the answers are the same text.
 //!
 //! `CODECAL_BENCH_MODELS`, `CODECAL_BENCH_LAYOUTS` (f32, mixed, quantized,
@@ -81,7 +86,22 @@ fn main() {
     // A prompt that does not invite an early end token.
     let prompt = Prompt::Completion(format!("{text}\n\nExplain this module in detail:\n"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let llama_dir = build_llama_cpp();
+    let llama_dir = build_llama_cpp("");
+    let pypi_dir = build_llama_cpp("pypi");
+    // The C builds, named: the crate's first (the correctness checks' reference).
+    let builds: Vec<(&str, &Path)> = [
+        (
+            "llama.cpp, native build of the llama-cpp-sys-2 sources",
+            &llama_dir,
+        ),
+        (
+            "llama.cpp, llama-cpp-python's libraries called from C",
+            &pypi_dir,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, dir)| Some((name, dir.as_deref()?)))
+    .collect();
     // CODECAL_BENCH_MODELS=name,name runs only those models.
     let only = std::env::var("CODECAL_BENCH_MODELS").unwrap_or_default();
     let chosen = |name: &str| only.is_empty() || only.split(',').any(|n| n.trim() == name);
@@ -111,7 +131,7 @@ fn main() {
             });
         }
         let layouts = &layouts[..];
-        single_prompt(&gguf, &prompt, llama_dir.as_deref(), threads, layouts);
+        single_prompt(&gguf, &prompt, &builds, threads, layouts);
         if let Some(dir) = llama_dir.as_ref().filter(|_| runs("tokenizer")) {
             tokenizer_check(&home, &gguf, dir);
         }
@@ -130,7 +150,7 @@ fn main() {
             _ => 10,
         };
         if runs("aggregate") {
-            aggregate(&gguf, llama_dir.as_deref(), threads, limit, layouts);
+            aggregate(&gguf, &builds, threads, limit, layouts);
         }
     }
 }
@@ -139,39 +159,55 @@ fn main() {
 fn single_prompt(
     gguf: &Path,
     prompt: &Prompt,
-    llama_dir: Option<&Path>,
+    builds: &[(&str, &Path)],
     threads: usize,
     layouts: &[Weights],
 ) {
     let text = prompt_text(prompt);
-    let baseline = llama_dir.and_then(|dir| llama_cpp(dir, gguf, text, threads, false));
-    // PyPI's build, to show that the reference is llama.cpp at its best here.
-    let pypi = llama_dir.and_then(|dir| llama_cpp(dir, gguf, text, threads, true));
+    let mut references: Vec<(String, Baseline)> = builds
+        .iter()
+        .filter_map(|&(name, dir)| {
+            Some((name.to_owned(), llama_cpp(dir, gguf, text, threads, false)?))
+        })
+        .collect();
+    // Through Python, as llama-cpp-python's users call it.
+    if let Some(p) = builds
+        .first()
+        .and_then(|&(_, dir)| llama_cpp(dir, gguf, text, threads, true))
+    {
+        let version = p.version.clone().unwrap_or_else(|| "?".to_owned());
+        references.push((
+            format!("llama-cpp-python {version} from PyPI, through Python"),
+            p,
+        ));
+    }
+    // llama.cpp at its best here: the fastest build at each rate.
+    let best = |rate: fn(&Baseline) -> f64| {
+        references
+            .iter()
+            .map(|(_, b)| rate(b))
+            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
+    };
+    let (best_prefill, best_decode) = (best(|b| b.prefill), best(|b| b.decode));
+    let ratio = |ours: f64, theirs: Option<f64>| {
+        theirs.map_or("-".to_owned(), |t| format!("{:.2}x", ours / t))
+    };
     println!(
-        "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill ratio | decode ratio |"
+        "| engine | prompt tokens | prefill tok/s | decode tok/s | prefill vs best llama.cpp | decode vs best llama.cpp |"
     );
     println!("|---|---|---|---|---|---|");
-    if let Some(b) = &baseline {
+    for (name, b) in &references {
         println!(
-            "| llama.cpp, native build ({threads} threads; {}) | {} | {:.0} | {:.1} | 1 | 1 |",
+            "| {name} ({threads} threads; {}) | {} | {:.0} | {:.1} | {} | {} |",
             b.flash_attn(),
             b.prompt_tokens,
             b.prefill,
-            b.decode
+            b.decode,
+            ratio(b.prefill, best_prefill),
+            ratio(b.decode, best_decode),
         );
     }
-    if let (Some(p), Some(b)) = (&pypi, &baseline) {
-        println!(
-            "| llama-cpp-python {} from PyPI ({}) | {} | {:.0} | {:.1} | {:.2}x | {:.2}x |",
-            p.version.as_deref().unwrap_or("?"),
-            p.flash_attn(),
-            p.prompt_tokens,
-            p.prefill,
-            p.decode,
-            p.prefill / b.prefill,
-            p.decode / b.decode
-        );
-    }
+    let baseline = references.first().map(|(_, b)| b);
     for &weights in layouts {
         let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights).expect("load");
         let (first, g) = timed(&backend, prompt, 1);
@@ -179,15 +215,12 @@ fn single_prompt(
         let (all, g) = timed(&backend, prompt, DECODE_TOKENS + 1);
         let decoded = g.tokens.len().saturating_sub(1).max(1);
         let (prefill, decode) = (prompt_tokens as f64 / first, decoded as f64 / (all - first));
-        let ratio = |ours: f64, theirs: Option<f64>| {
-            theirs.map_or("-".to_owned(), |t| format!("{:.2}x", ours / t))
-        };
         println!(
             "| codecal {weights:?} | {prompt_tokens} | {prefill:.0} | {decode:.1} | {} | {} |",
-            ratio(prefill, baseline.as_ref().map(|b| b.prefill)),
-            ratio(decode, baseline.as_ref().map(|b| b.decode)),
+            ratio(prefill, best_prefill),
+            ratio(decode, best_decode),
         );
-        if let (Some(b), Weights::F32) = (&baseline, weights) {
+        if let (Some(b), Weights::F32) = (baseline, weights) {
             let ours = backend.encode(prompt_text(prompt)).expect("encode");
             println!(
                 "\ntokenizer check: llama.cpp and codecal give the prompt {} ids ({} and {} ids)\n",
@@ -319,7 +352,7 @@ fn logprob_check(home: &ModelHome, gguf: &Path, dir: &Path, weights: Weights) {
 /// llama.cpp, at parallelism 1 and at codecal's default.
 fn aggregate(
     gguf: &Path,
-    llama_dir: Option<&Path>,
+    builds: &[(&str, &Path)],
     threads: usize,
     limit: usize,
     layouts: &[Weights],
@@ -340,7 +373,7 @@ fn aggregate(
         stop: vec!["\n".to_owned()],
         ..Params::default()
     };
-    let ids_file = llama_dir.map(|dir| dir.join("main-job-ids.txt"));
+    let ids_file = builds.first().map(|(_, dir)| dir.join("main-job-ids.txt"));
     println!(
         "\n| engine | parallel | prompts | seconds | prompts/hour | generated tok/s | codecal vs llama.cpp | same text |"
     );
@@ -361,9 +394,13 @@ fn aggregate(
                 .with_parallel(parallel);
             if let (Some(file), None) = (&ids_file, &theirs) {
                 write_prompt_ids(&backend, &rows, file);
-                theirs = llama_dir.and_then(|dir| {
-                    llama_cpp_batch(dir, gguf, file, params.max_tokens, parallel, threads)
-                });
+                // Each C build, the faster kept: llama.cpp at its best.
+                theirs = builds
+                    .iter()
+                    .filter_map(|&(name, dir)| {
+                        llama_cpp_batch(dir, name, gguf, file, params.max_tokens, parallel, threads)
+                    })
+                    .min_by(|a, b| a.engine.seconds.total_cmp(&b.engine.seconds));
             }
             let start = Instant::now();
             let answers = parallel_map(parallel, &rows, |row| {
@@ -395,10 +432,8 @@ fn aggregate(
             println!("{}", ours.row(&name, parallel, rows.len(), &ratio, &same));
         }
         if let Some(t) = &theirs {
-            println!(
-                "{}",
-                t.engine.row("llama.cpp", parallel, rows.len(), "1", "-")
-            );
+            let name = format!("llama.cpp (the faster build: {})", t.build);
+            println!("{}", t.engine.row(&name, parallel, rows.len(), "1", "-"));
         }
     }
 }
@@ -475,17 +510,19 @@ impl Baseline {
     }
 }
 
-/// Builds llama.cpp's two programs (first run only) and returns their
-/// folder, or None with the reason where it cannot be built.
-fn build_llama_cpp() -> Option<PathBuf> {
+/// Builds llama.cpp's programs (first run only; `mode` "pypi" links them
+/// against llama-cpp-python's libraries) and returns their folder, or None
+/// with the reason where they cannot be built.
+fn build_llama_cpp(mode: &str) -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let built = Command::new("bash")
         .arg(root.join("benches/llama_cpp/build.sh"))
+        .args((!mode.is_empty()).then_some(mode))
         .output()
         .ok()?;
     if !built.status.success() {
         eprintln!(
-            "llama.cpp baseline not built: {}",
+            "llama.cpp baseline {mode} not built: {}",
             String::from_utf8_lossy(&built.stderr)
         );
         return None;
@@ -573,12 +610,15 @@ fn ids(value: &serde_json::Value) -> Option<Vec<u32>> {
 
 /// llama.cpp over many prompts at once: its time and each prompt's answer ids.
 struct BatchRun {
+    /// Which build ran it.
+    build: String,
     engine: Engine,
     outputs: Vec<Vec<u32>>,
 }
 
 fn llama_cpp_batch(
     dir: &Path,
+    build: &str,
     gguf: &Path,
     ids_file: &Path,
     max_tokens: usize,
@@ -600,6 +640,7 @@ fn llama_cpp_batch(
             seconds(a).total_cmp(&seconds(b))
         })?;
     Some(BatchRun {
+        build: build.to_owned(),
         engine: Engine {
             seconds: v["seconds"].as_f64()?,
             tokens: v["generated_tokens"].as_u64()? as usize,

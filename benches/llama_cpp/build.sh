@@ -6,8 +6,52 @@
 # prints the folder that holds both programs (llama-timing, llama-batch). The
 # generate bench runs them on the same GGUF as codecal.
 # Needs cmake and a C++ compiler; as root it installs cmake from Debian.
+#
+# `build.sh pypi` instead links the same programs against the libraries that
+# llama-cpp-python 0.3.36 built for this CPU in target/llama-server-venv
+# (benches/llama_server/check.py makes it), with the headers of that same
+# sdist (fetched by the venv's pip, hash-pinned by requirements.txt), into
+# target/llama-cpp-pypi/: PyPI's llama.cpp without Python in the way.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+programs="$(cat "$root"/benches/llama_cpp/{timing,batch,greedy}.cpp | md5sum | cut -c1-16)"
+
+# Compiles timing, batch and greedy against headers $1 (llama.h's folder),
+# $2 (ggml.h's) and the libraries in $3, into $4.
+compile_programs() {
+    for program in timing batch greedy; do
+        g++ -O2 -std=c++17 "$root/benches/llama_cpp/$program.cpp" -o "$4/llama-$program.partial" \
+            -I "$1" -I "$2" -L "$3" -Wl,-rpath,"$3" -lllama -lggml -lggml-base >&2
+        mv "$4/llama-$program.partial" "$4/llama-$program"
+    done
+}
+
+if [[ "${1:-}" == pypi ]]; then
+    out="$root/target/llama-cpp-pypi"
+    venv="$root/target/llama-server-venv"
+    libs="$(echo "$venv"/lib/python3*/site-packages/llama_cpp/lib)"
+    if [[ ! -f "$libs/libllama.so" ]]; then
+        echo "llama-cpp-python's libraries are missing ($libs): python3 benches/llama_server/check.py builds them" >&2
+        exit 1
+    fi
+    stamp="libs:$(cat "$libs"/lib*.so | md5sum | cut -c1-16) programs:$programs"
+    if [[ -x "$out/llama-timing" && "$(cat "$out/options" 2>/dev/null)" == "$stamp" ]]; then
+        echo "$out"
+        exit 0
+    fi
+    mkdir -p "$out/sdist"
+    grep '^llama-cpp-python' "$root/benches/llama_server/requirements.txt" | sed 's/\[server\]//' > "$out/requirement.txt"
+    "$venv/bin/python" -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation \
+        --require-hashes -r "$out/requirement.txt" -d "$out/sdist" >&2
+    rm -rf "$out/headers" && mkdir -p "$out/headers"
+    tar -xzf "$out"/sdist/llama_cpp_python-*.tar.gz -C "$out/headers" --strip-components=3 \
+        --wildcards '*/vendor/llama.cpp/include/*' '*/vendor/llama.cpp/ggml/include/*'
+    compile_programs "$out/headers/include" "$out/headers/ggml/include" "$libs" "$out"
+    echo "$stamp" > "$out/options"
+    echo "$out"
+    exit 0
+fi
+
 out="$root/target/llama-cpp"
 # GGML_NATIVE (-march=native: every vector extension this CPU has), the
 # build llama.cpp's own instructions give, except on a CPU that reports AMX:
@@ -28,7 +72,6 @@ else
 fi
 # What the build was made with: its options, this CPU's extensions and the
 # timing programs' sources (the library is rebuilt incrementally).
-programs="$(cat "$root"/benches/llama_cpp/{timing,batch,greedy}.cpp | md5sum | cut -c1-16)"
 stamp="${options[*]} cpu:$(echo "$flags" | md5sum | cut -c1-16) programs:$programs"
 if [[ -x "$out/llama-timing" && -x "$out/llama-batch" && -x "$out/llama-greedy" && "$(cat "$out/options" 2>/dev/null)" == "$stamp" ]]; then
     echo "$out"
@@ -55,11 +98,6 @@ cmake -S "$src/llama.cpp" -B "$out/build" -DCMAKE_BUILD_TYPE=Release \
     -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_COMMON=OFF >&2
 cmake --build "$out/build" --target llama -j "$(nproc)" >&2
-for program in timing batch greedy; do
-    g++ -O2 -std=c++17 "$root/benches/llama_cpp/$program.cpp" -o "$out/llama-$program.partial" \
-        -I "$src/llama.cpp/include" -I "$src/llama.cpp/ggml/include" \
-        -L "$out/build/bin" -Wl,-rpath,"$out/build/bin" -lllama -lggml -lggml-base >&2
-    mv "$out/llama-$program.partial" "$out/llama-$program"
-done
+compile_programs "$src/llama.cpp/include" "$src/llama.cpp/ggml/include" "$out/build/bin" "$out"
 echo "$stamp" > "$out/options"
 echo "$out"

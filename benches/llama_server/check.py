@@ -131,7 +131,8 @@ def cmake_args():
 def ensure_venv(python):
     """Creates the venv and installs the pinned server, unless already done."""
     marker = VENV / ".codecal-installed"
-    digest = requirements_digest()
+    # The build names this CPU's extensions, so another CPU rebuilds it.
+    digest = hashlib.sha256((requirements_digest() + cmake_args()).encode()).hexdigest()
     if marker.is_file() and marker.read_text().strip() == digest:
         print(f"llama-cpp-python: installed in {VENV}")
         return
