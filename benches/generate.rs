@@ -182,12 +182,8 @@ fn single_prompt(
         ));
     }
     // llama.cpp at its best here: the fastest build at each rate.
-    let best = |rate: fn(&Baseline) -> f64| {
-        references
-            .iter()
-            .map(|(_, b)| rate(b))
-            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r))))
-    };
+    let best =
+        |rate: fn(&Baseline) -> f64| references.iter().map(|(_, b)| rate(b)).reduce(f64::max);
     let (best_prefill, best_decode) = (best(|b| b.prefill), best(|b| b.decode));
     let ratio = |ours: f64, theirs: Option<f64>| {
         theirs.map_or("-".to_owned(), |t| format!("{:.2}x", ours / t))
