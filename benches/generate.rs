@@ -58,41 +58,50 @@ use codecal::prompt::Prompt;
 
 const DECODE_TOKENS: usize = 64;
 
-/// Best of 3 of generating `max_tokens` from `prompt`: with `prefill`, each
-/// run prefills the prompt; without, each reuses the kept prefill (cache
-/// and last logits) and times only the decode steps, as llama.cpp's
-/// `timing.cpp` times them. (Decode timed as a full run less a separate
-/// prefill run is the difference of two noisy minima: on the 1.5B model the
-/// same binary read 7.0 and 18.0 tok/s that way.)
+/// What a timed run measures.
+#[derive(Clone, Copy, PartialEq)]
+enum Timing {
+    /// Each run prefills the prompt afresh.
+    Prefill,
+    /// Each run reuses the kept prefill (cache and last logits), so only
+    /// the decode steps are timed, as llama.cpp's `timing.cpp` times them.
+    /// (Decode timed as a full run less a separate prefill run is the
+    /// difference of two noisy minima: on the 1.5B model the same binary
+    /// read 7.0 and 18.0 tok/s that way.)
+    Decode,
+}
+
+/// Best of 3 of generating `max_tokens` from `prompt`, timed as `timing` says.
 fn timed(
     backend: &LocalBackend,
     prompt: &Prompt,
     max_tokens: usize,
-    prefill: bool,
+    timing: Timing,
 ) -> (f64, Generation) {
-    let params = Params {
+    let params = |max_tokens| Params {
         max_tokens,
         stop: Vec::new(),
         ..Params::default()
     };
-    let run = || {
+    let run = |params: &Params| {
         let start = Instant::now();
         let g = backend
-            .generate_ids(prompt, &params)
+            .generate_ids(prompt, params)
             .expect("generation")
             .generation;
         (start.elapsed().as_secs_f64(), g)
     };
-    if !prefill {
-        // Keeps the prompt's prefill for the timed runs.
-        run();
+    if timing == Timing::Decode {
+        // One token is enough to keep the prompt's prefill.
+        run(&params(1));
     }
+    let timed_params = params(max_tokens);
     (0..3)
         .map(|_| {
-            if prefill {
+            if timing == Timing::Prefill {
                 backend.forget_prefills();
             }
-            run()
+            run(&timed_params)
         })
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .expect("three runs")
@@ -226,11 +235,11 @@ fn single_prompt(
     let baseline = references.first().map(|(_, b)| b);
     for &weights in layouts {
         let backend = LocalBackend::load(gguf, "bench", &Device::Cpu, weights).expect("load");
-        let (first, g) = timed(&backend, prompt, 1, true);
+        let (first, g) = timed(&backend, prompt, 1, Timing::Prefill);
         let prompt_tokens = g.prompt_tokens.unwrap_or(0);
         // The first token comes from the kept logits; each further one is a
         // decode step.
-        let (steps, g) = timed(&backend, prompt, DECODE_TOKENS + 1, false);
+        let (steps, g) = timed(&backend, prompt, DECODE_TOKENS + 1, Timing::Decode);
         let decoded = g.tokens.len().saturating_sub(1).max(1);
         let (prefill, decode) = (prompt_tokens as f64 / first, decoded as f64 / steps);
         println!(
