@@ -100,3 +100,29 @@ fn a_page_edited_by_hand_is_caught() {
     );
     assert!(stderr.contains("turbulence-local"), "{stderr}");
 }
+
+/// A table stacked from several records (`record: a+b table: ...`) names
+/// each row's run, and a change to any one of them is caught.
+#[test]
+fn a_stacked_table_names_its_runs_and_catches_each_record() {
+    let page = std::fs::read_to_string(repo().join("docs/src/results/open-the-oyster.md")).unwrap();
+    let marker = "<!-- record: reval-output-qwen-oyster+reval-path-qwen-oyster table: outcomes -->";
+    let block = &page[page.find(marker).expect("the stacked REval table")..];
+    let block = &block[..block.find("<!-- /record -->").unwrap()];
+    for run in ["reval-output-qwen-oyster", "reval-path-qwen-oyster"] {
+        assert!(block.contains(&format!("*Run record `{run}`")), "{block}");
+        assert!(block.contains(&format!("\n| {run} | ")), "{block}");
+    }
+    let dir = copy();
+    let report = dir
+        .path()
+        .join("docs/results/runs/reval-path-qwen-oyster/report.json");
+    let text = std::fs::read_to_string(&report).unwrap();
+    let broken = text.replacen("passed 3,", "passed 4,", 1);
+    assert_ne!(text, broken, "the record holds the verdict counts");
+    std::fs::write(&report, broken).unwrap();
+    let out = check(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("reval-path-qwen-oyster"), "{stderr}");
+}

@@ -16,7 +16,9 @@ optionally with `columns: model,ECE,PS` (a subset, in that order) and
 `rows: measure=oyster-intrinsic|oyster-reassess` (rows whose column holds one of
 the values). Between the markers this script writes a line naming the run (model,
 file hash, config, date, machine) and the table as the run's report.json holds
-it, cells unchanged.
+it, cells unchanged. Several records joined by `+` (`record: a+b table: outcomes`)
+give one table: a caption line per run, and their rows stacked under a first
+column `run` that names each row's record.
 
     python3 docs/results/tables.py            # check: exit 1 naming page and line where a page disagrees
     python3 docs/results/tables.py --write    # rewrite the pages from the records
@@ -89,7 +91,8 @@ def caption(report, record):
             f"created {header['created']}; {record['machine']}.*")
 
 
-def render(report, record, fields, where):
+def select(report, fields, where):
+    """The header and rows of the record's asked-for table, filtered as the marker says."""
     tables = {t["file"]: t for t in report["tables"]}
     table = tables.get(fields["table"])
     if table is None:
@@ -110,7 +113,24 @@ def render(report, record, fields, where):
         index = [header.index(c) for c in wanted]
         header = wanted
         rows = [[row[i] for i in index] for row in rows]
-    lines = [caption(report, record), ""]
+    return header, rows
+
+
+def render(runs, fields, where):
+    """The caption lines and the table of one record, or of several stacked."""
+    captions, header, rows = [], None, []
+    for name, (report, record) in runs:
+        captions.append(caption(report, record))
+        this_header, this_rows = select(report, fields, where)
+        if len(runs) > 1:
+            this_header = ["run"] + this_header
+            this_rows = [[name] + row for row in this_rows]
+        if header is not None and this_header != header:
+            fail(f"{where}: run record {name}'s {fields['table']} has columns "
+                 f"{this_header}, not {header}")
+        header = this_header
+        rows += this_rows
+    lines = captions + [""]
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "---|" * len(header))
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -133,8 +153,8 @@ def generate(page, records, root):
         if end is None:
             fail(f"{where}: no {END} after the marker")
         fields = parse_spec(match.group("spec"), where)
-        report, record = load_record(records, fields["name"], where)
-        out += render(report, record, fields, where)
+        runs = [(name, load_record(records, name, where)) for name in fields["name"].split("+")]
+        out += render(runs, fields, where)
         out.append(END)
         i = end + 1
     return "\n".join(out)
