@@ -14,6 +14,10 @@ use codecal::task::{Oracle, Problem, Reason, Verdict, judge_all};
 
 const JOBS: usize = 4;
 
+/// MBPP problems whose tested function is a top-level `def` of the
+/// reference, which seed 000's layout needs (of 974).
+const MBPP_TOP_LEVEL_DEFS: usize = 974;
+
 fn sandbox() -> Option<Sandbox> {
     common::sandbox(Limits::default(), IsolationChoice::Auto)
 }
@@ -140,6 +144,34 @@ fn mbpp_prompts_show_only_the_first_test() {
                 assert!(!problem.prompt.contains(later.as_str()), "{}", problem.id);
             }
         }
+    }
+}
+
+/// Seed 000's layout (§3.2.1): the full reference, appended to the
+/// signature and docstring it redefines, still passes every test; a body
+/// that returns nothing fails; the prompt shows no test.
+#[test]
+fn mbpp_docstring_references_pass_and_wrong_bodies_fail() {
+    let (Some(path), Some(sandbox)) = (common::shared_data("mbpp/mbpp.jsonl"), mbpp_sandbox())
+    else {
+        return;
+    };
+    let problems = datasets::read_mbpp_docstring(&path).unwrap();
+    check_dataset(
+        "MBPP, docstring layout",
+        &problems,
+        MBPP_TOP_LEVEL_DEFS,
+        |_| "    return None\n".into(),
+        &sandbox,
+    );
+    for problem in &problems {
+        let Oracle::Mbpp { prompt, tests, .. } = &problem.oracle else {
+            unreachable!("an MBPP problem")
+        };
+        assert_eq!(prompt, &problem.prompt, "{}", problem.id);
+        assert!(prompt.ends_with("    \"\"\"\n"), "{}", problem.id);
+        assert!(!prompt.contains("assert "), "{}: {prompt}", problem.id);
+        assert!(!tests.iter().any(|t| prompt.contains(t.as_str())));
     }
 }
 

@@ -74,8 +74,10 @@ def parse_spec(spec, where):
 def model_hash(report, model):
     """The sha256 of the model file behind a report's model label, where known."""
     for name, digest in report["header"]["hashes"]:
-        stem = name.split("/")[0]
-        if stem and stem in model and name.endswith(".gguf"):
+        # The label spells the model as its card does (SmolLM2-135M-...),
+        # the install folder in lower case.
+        stem = name.split("/")[0].lower()
+        if stem and stem in model.lower() and name.endswith(".gguf"):
             return digest
     return None
 

@@ -73,7 +73,7 @@ impl Default for CorpusConfig {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DatasetConfig {
-    /// `humaneval`, `mbpp` or `mbpp-sanitized` for `synthesis`; implied by
+    /// `humaneval`, `mbpp`, `mbpp-sanitized` or `mbpp-docstring` for `synthesis`; implied by
     /// the other tasks.
     pub name: Option<Dataset>,
     /// The dataset's file (line completion: a Python source tree). Default:
@@ -551,10 +551,13 @@ impl RunConfig {
             TaskKind::Synthesis => {
                 return match self.dataset.name {
                     Some(dataset) => match dataset {
-                        Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => Ok(dataset),
+                        Dataset::Humaneval
+                        | Dataset::Mbpp
+                        | Dataset::MbppSanitized
+                        | Dataset::MbppDocstring => Ok(dataset),
                         _ => Err(key_error(
                             "dataset.name",
-                            "synthesis takes humaneval, mbpp or mbpp-sanitized",
+                            "synthesis takes humaneval, mbpp, mbpp-sanitized or mbpp-docstring",
                         )),
                     },
                     None => Ok(Dataset::Humaneval),

@@ -133,11 +133,14 @@ fn probing(problem: &Problem, answer: &str, options: &ProbeOptions) -> Probing {
             ))
         }
         Oracle::Mbpp {
-            setup, entry_point, ..
+            prompt,
+            setup,
+            entry_point,
+            ..
         } => {
             let inputs = probe_inputs(problem, options);
             Probing::Run(call_program(
-                &format!("{answer}\n{setup}"),
+                &format!("{prompt}{answer}\n{setup}"),
                 entry_point,
                 &inputs,
                 seconds,

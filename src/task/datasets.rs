@@ -25,6 +25,9 @@ pub enum Dataset {
     Humaneval,
     Mbpp,
     MbppSanitized,
+    /// MBPP's 974 problems in seed 000's layout (§3.2.1): the task text as
+    /// the tested function's docstring, the body to complete.
+    MbppDocstring,
     CruxevalOutput,
     CruxevalInput,
     /// Line completion on the Python functions mined from a directory.
@@ -40,7 +43,7 @@ pub enum Dataset {
     Turbulence,
 }
 
-crate::choices!(Dataset { Humaneval => "humaneval", Mbpp => "mbpp", MbppSanitized => "mbpp-sanitized", CruxevalOutput => "cruxeval-output", CruxevalInput => "cruxeval-input", LineCompletion => "line-completion", RevalCoverage => "reval-coverage", RevalState => "reval-state", RevalPath => "reval-path", RevalOutput => "reval-output", Turbulence => "turbulence" });
+crate::choices!(Dataset { Humaneval => "humaneval", Mbpp => "mbpp", MbppSanitized => "mbpp-sanitized", MbppDocstring => "mbpp-docstring", CruxevalOutput => "cruxeval-output", CruxevalInput => "cruxeval-input", LineCompletion => "line-completion", RevalCoverage => "reval-coverage", RevalState => "reval-state", RevalPath => "reval-path", RevalOutput => "reval-output", Turbulence => "turbulence" });
 
 impl Dataset {
     /// The dataset's problems, from its own file at `path` (for line
@@ -55,6 +58,7 @@ impl Dataset {
             Dataset::Humaneval => read_humaneval(path),
             Dataset::Mbpp => read_mbpp(path),
             Dataset::MbppSanitized => read_mbpp_sanitized(path),
+            Dataset::MbppDocstring => read_mbpp_docstring(path),
             Dataset::CruxevalOutput => read_cruxeval(path, CruxevalMode::Output),
             Dataset::CruxevalInput => read_cruxeval(path, CruxevalMode::Input),
             Dataset::RevalCoverage => super::reval::read(path, Question::Coverage),
@@ -84,6 +88,12 @@ impl Dataset {
             Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => {
                 (384, stops(&["\nif __name__", "\nassert ", "\nprint("]))
             }
+            // The body ends where the function does (seed 000 §3.2.1): the
+            // Codex paper's stop sequences (Chen et al. 2021, §2.3).
+            Dataset::MbppDocstring => (
+                384,
+                stops(&["\nclass", "\ndef", "\n#", "\nif", "\nprint", "\n```"]),
+            ),
             Dataset::CruxevalOutput | Dataset::CruxevalInput => (100, stops(&["[/ANSWER]"])),
             Dataset::LineCompletion => (64, stops(&["\n"])),
             Dataset::RevalCoverage | Dataset::RevalState | Dataset::RevalPath => {
@@ -100,7 +110,10 @@ impl Dataset {
     /// The kind of task its problems pose.
     pub fn task(self) -> TaskKind {
         match self {
-            Dataset::Humaneval | Dataset::Mbpp | Dataset::MbppSanitized => TaskKind::Synthesis,
+            Dataset::Humaneval
+            | Dataset::Mbpp
+            | Dataset::MbppSanitized
+            | Dataset::MbppDocstring => TaskKind::Synthesis,
             Dataset::CruxevalOutput => TaskKind::CruxevalOutput,
             Dataset::CruxevalInput => TaskKind::CruxevalInput,
             Dataset::LineCompletion => TaskKind::LineCompletion,
@@ -201,6 +214,77 @@ pub fn read_mbpp_sanitized(path: &Path) -> Result<Vec<Problem>, CorpusError> {
         .collect()
 }
 
+/// MBPP's 974 problems in seed 000's layout (§3.2.1): what the reference
+/// has before the tested function (imports, helpers, constants, as
+/// HumanEval's prompts carry theirs), the function's own signature from the
+/// reference, and the task text as its docstring; no test is shown, and the
+/// answer is the body. Line ends of the context are made `\n` (972 of the
+/// references end lines with `\r\n`). A problem whose tested function is
+/// not a top-level `def` of its reference has no signature to give and is
+/// left out; the run's problems stage also leaves out those whose reference
+/// fails its own tests, as the seed did.
+pub fn read_mbpp_docstring(path: &Path) -> Result<Vec<Problem>, CorpusError> {
+    let lines: Vec<MbppLine> = read_json_lines(path)?;
+    let mut problems = Vec::with_capacity(lines.len());
+    for line in lines {
+        let problem = mbpp_problem(
+            path,
+            line.task_id,
+            &line.text,
+            line.code,
+            line.test_setup_code,
+            line.test_list,
+        )?;
+        problems.extend(docstring_layout(problem, &line.text));
+    }
+    Ok(problems)
+}
+
+/// `problem` with its prompt and oracle in seed 000's layout, or `None`
+/// where its reference has no top-level `def` of the tested function.
+fn docstring_layout(mut problem: Problem, text: &str) -> Option<Problem> {
+    let Oracle::Mbpp {
+        prompt,
+        entry_point,
+        ..
+    } = &mut problem.oracle
+    else {
+        return None;
+    };
+    let code = problem.reference_answer.replace("\r\n", "\n");
+    // Seven references write `def name (`.
+    let def = regex::Regex::new(&format!(r"(?m)^def\s+{}\s*\(", regex::escape(entry_point)))
+        .expect("an escaped name makes a valid pattern");
+    let at = def.find(&code)?.start();
+    let header = &code[at..at + header_len(&code[at..])?];
+    // A raw docstring keeps a backslash of the task text literal.
+    let quotes = if text.contains('\\') {
+        "r\"\"\""
+    } else {
+        "\"\"\""
+    };
+    let text = text.trim().replace("\"\"\"", "'''");
+    *prompt = format!("{}{header}\n    {quotes}{text}\n    \"\"\"\n", &code[..at]);
+    problem.prompt = prompt.clone();
+    Some(problem)
+}
+
+/// The length of a `def` header up to and including its colon: past the
+/// parameters' closing bracket and any return annotation.
+fn header_len(def: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, c) in def.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ':' if depth == 0 => return Some(i + 1),
+            '\n' if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 fn mbpp_problem(
     path: &Path,
     task_id: u32,
@@ -233,6 +317,7 @@ fn mbpp_problem(
         prompt,
         reference_answer: code,
         oracle: Oracle::Mbpp {
+            prompt: String::new(),
             setup,
             tests,
             entry_point,
@@ -370,7 +455,7 @@ fn malformed(path: &Path, line: usize, error: serde_json::Error) -> CorpusError 
 
 #[cfg(test)]
 mod tests {
-    use super::called_function;
+    use super::*;
 
     #[test]
     fn the_entry_point_is_the_function_the_first_test_calls() {
@@ -392,5 +477,47 @@ mod tests {
             called_function("assert sum(10,15) == 6", own_sum).as_deref(),
             Some("sum")
         );
+    }
+    #[test]
+    fn the_docstring_layout_keeps_the_context_and_signature_and_hides_the_tests() {
+        let code = "import re\r\nPI = 3\r\ndef area(r: int,\r\n         s=(1, 2)) -> float:\r\n  return PI * r\r\n";
+        let problem = mbpp_problem(
+            Path::new("mbpp.jsonl"),
+            7,
+            "Write a function to match \\d+ in an area. ",
+            code.into(),
+            String::new(),
+            vec!["assert area(2) == 6".into(), "assert area(1) == 3".into()],
+        )
+        .unwrap();
+        let problem =
+            docstring_layout(problem, "Write a function to match \\d+ in an area. ").unwrap();
+        let expected = "import re\nPI = 3\ndef area(r: int,\n         s=(1, 2)) -> float:\n    r\"\"\"Write a function to match \\d+ in an area.\n    \"\"\"\n";
+        assert_eq!(problem.prompt, expected);
+        let Oracle::Mbpp { prompt, .. } = &problem.oracle else {
+            unreachable!("an MBPP problem")
+        };
+        assert_eq!(prompt, expected);
+        assert_eq!(
+            problem.reference_answer, code,
+            "the reference stays byte for byte"
+        );
+    }
+
+    #[test]
+    fn a_nested_or_missing_tested_function_has_no_docstring_layout() {
+        let nested = mbpp_problem(
+            Path::new("mbpp.jsonl"),
+            8,
+            "t",
+            "class A:\n    def f(self, x):\n        return x\n".into(),
+            String::new(),
+            vec!["assert A().f(1) == 1".into(), "assert g(1) == 1".into()],
+        )
+        .unwrap();
+        assert!(docstring_layout(nested, "t").is_none());
+        assert_eq!(header_len("def f(a, b=[1, 2]):\n  pass"), Some(19));
+        assert_eq!(header_len("def f(a) -> dict[str, int]:"), Some(27));
+        assert_eq!(header_len("def f(a\n"), None);
     }
 }

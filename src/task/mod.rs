@@ -69,11 +69,16 @@ pub enum Oracle {
         test: String,
         entry_point: String,
     },
-    /// MBPP: the answer is a whole program defining `entry_point`; the
-    /// setup code follows it (it may build objects of the answer's classes),
-    /// then `value_checks.py` wraps `entry_point` so that its results must
-    /// be plain values, then the assertions.
+    /// MBPP: the answer is a whole program defining `entry_point`, or in
+    /// seed 000's layout the body that continues `prompt`; the setup code
+    /// follows it (it may build objects of the answer's classes), then
+    /// `value_checks.py` wraps `entry_point` so that its results must be
+    /// plain values, then the assertions.
     Mbpp {
+        /// Seed 000's layout (§3.2.1): the context, signature and docstring
+        /// the answer continues; empty where the answer is a whole program.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        prompt: String,
         setup: String,
         tests: Vec<String>,
         entry_point: String,
@@ -191,18 +196,19 @@ impl Oracle {
                 "{prompt}{answer}\n{test}\n{VALUE_CHECKS}\ncheck(_codecal_returns_plain({entry_point}))\n"
             )),
             Oracle::Mbpp {
+                prompt,
                 setup,
                 tests,
                 entry_point,
             } => {
-                if !answer::defines_function(answer) {
+                if prompt.is_empty() && !answer::defines_function(answer) {
                     return Judging::Decided(Verdict::new(
                         Reason::NoFunctionFound,
                         format!("the answer defines no function (expected `{entry_point}`)"),
                     ));
                 }
                 Judging::Run(format!(
-                    "{answer}\n{setup}\n{VALUE_CHECKS}\n{entry_point} = _codecal_returns_plain({entry_point})\n{}\n",
+                    "{prompt}{answer}\n{setup}\n{VALUE_CHECKS}\n{entry_point} = _codecal_returns_plain({entry_point})\n{}\n",
                     tests.join("\n")
                 ))
             }
@@ -517,6 +523,7 @@ mod tests {
             prompt: String::new(),
             reference_answer: String::new(),
             oracle: Oracle::Mbpp {
+                prompt: String::new(),
                 setup: String::new(),
                 tests: vec!["assert f(1) == 2".into()],
                 entry_point: "f".into(),

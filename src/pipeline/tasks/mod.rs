@@ -106,11 +106,19 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
         // The jobs carry the oracles' text: new oracles make new problems.
         inputs.push(task::turbulence::oracles_fingerprint());
     }
+    if dataset == Dataset::MbppDocstring {
+        // The references are judged to choose the problems.
+        inputs.push(task::judging_rules_fingerprint());
+    }
     // An instruct model answers a chat turn; a completion model continues text.
     let chat = config.prompt.style == Some(PromptStyle::Chat);
+    let books_progress = books.on_progress;
     let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
     books.stage("problems", &inputs, &outputs, 0, |dir| {
-        let all = read_dataset(config, dataset, &path)?;
+        let mut all = read_dataset(config, dataset, &path)?;
+        if dataset == Dataset::MbppDocstring {
+            all = with_passing_references(config, all, books_progress)?;
+        }
         let problems = sample(all, config.dataset.problems, config.dataset.seed);
         let mut problem_lines = String::new();
         let mut prompt_lines = String::new();
@@ -153,6 +161,37 @@ fn prompt_line(problem: &Problem, chat: bool) -> PromptLine {
             ..ItemFields::default()
         },
     }
+}
+
+/// The problems whose reference passes its own tests: seed 000 (§3.2.1)
+/// leaves out the MBPP problems whose reference solution fails them.
+fn with_passing_references(
+    config: &RunConfig,
+    problems: Vec<Problem>,
+    on_progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Vec<Problem>, PipelineError> {
+    let pairs: Vec<(&Problem, String)> = problems
+        .iter()
+        .map(|p| (p, p.reference_answer.clone()))
+        .collect();
+    let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
+    let sandbox = task::sandbox_for(&pairs, limits, config.dataset.isolation)
+        .map_err(|e| failed("problems", e))?;
+    let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
+    let verdicts = judge_all(&borrowed, sandbox.as_ref(), config.dataset.jobs)
+        .map_err(|e| failed("problems", e))?;
+    let before = problems.len();
+    let kept: Vec<Problem> = problems
+        .into_iter()
+        .zip(&verdicts)
+        .filter(|(_, verdict)| verdict.correct)
+        .map(|(problem, _)| problem)
+        .collect();
+    on_progress(Progress::Warning(&format!(
+        "problems: {} of {before} MBPP references fail their own tests and are left out",
+        before - kept.len()
+    )));
+    Ok(kept)
 }
 
 /// The dataset's problems; Turbulence's with the run's rounds, subsets and
