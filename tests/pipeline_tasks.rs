@@ -284,6 +284,86 @@ fn a_humaneval_run_executes_answers_in_the_sandbox() {
     );
 }
 
+/// Seed 000's MBPP layout (§3.2.1): the problems stage judges every
+/// reference and leaves out the one that fails its own tests; each prompt is
+/// the reference's context, its own signature and the task as a docstring,
+/// with no test; the answer is the body that continues it.
+#[test]
+fn an_mbpp_docstring_run_leaves_out_failing_references_and_judges_bodies() {
+    if common::sandbox(Default::default(), Default::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let line = |id: u32, text: &str, code: &str, tests: &[&str]| {
+        serde_json::json!({"task_id": id, "text": text, "code": code,
+            "test_setup_code": "", "test_list": tests, "challenge_test_list": []})
+        .to_string()
+    };
+    let data = dir.path().join("mbpp.jsonl");
+    let lines = [
+        line(
+            1,
+            "Write a function to add two numbers.",
+            "def add(a, b):\r\n    return a + b",
+            &["assert add(1, 2) == 3", "assert add(2, 2) == 4"],
+        ),
+        line(
+            2,
+            "Write a function to double a number.",
+            "import math\r\ndef double (x):\r\n    return 2 * x",
+            &["assert double(2) == 4", "assert double(0) == 0"],
+        ),
+        line(
+            3,
+            "Write a function to subtract.",
+            "def sub(a, b):\r\n    return a + b",
+            &["assert sub(3, 1) == 2", "assert sub(1, 1) == 0"],
+        ),
+    ];
+    std::fs::write(&data, lines.join("\n")).unwrap();
+    let server = Server::start(|seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let answer = if prompt.contains("def add(") {
+            "    return a + b\n"
+        } else {
+            "    return x\n"
+        };
+        json(200, &completion(&[(answer, 0.7)]))
+    });
+    let dataset = format!("name = \"mbpp-docstring\"\npath = \"{}\"", data.display());
+    let config = write_config(dir.path(), &server, "synthesis", &dataset);
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 of 3 MBPP references fail their own tests"),
+        "{stderr}"
+    );
+    let run = dir.path().join("runs/synthesis");
+    let problems = jsonl(&run.join("problems.jsonl"));
+    let mut prompts: Vec<&str> = problems
+        .iter()
+        .map(|p| p["prompt"].as_str().unwrap())
+        .collect();
+    prompts.sort();
+    assert_eq!(
+        prompts,
+        [
+            "def add(a, b):\n    \"\"\"Write a function to add two numbers.\n    \"\"\"\n",
+            "import math\ndef double (x):\n    \"\"\"Write a function to double a number.\n    \"\"\"\n",
+        ]
+    );
+    let verdicts = jsonl(&run.join("verdicts/openai-test-model.jsonl"));
+    let by_id: HashMap<&str, &str> = verdicts
+        .iter()
+        .map(|v| (v["id"].as_str().unwrap(), v["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        by_id,
+        HashMap::from([("mbpp/1", "passed"), ("mbpp/2", "failed-test")])
+    );
+}
+
 /// Issue "confidence from agreement": a HumanEval run with `samples = 3`
 /// keys every sampled answer by what it does in the sandbox. The designed
 /// server samples the right answer every time where its main answer is
