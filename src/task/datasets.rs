@@ -168,19 +168,20 @@ struct MbppLine {
 /// paper's evaluation did; `challenge_test_list` is left out.
 pub fn read_mbpp(path: &Path) -> Result<Vec<Problem>, CorpusError> {
     let lines: Vec<MbppLine> = read_json_lines(path)?;
-    lines
-        .into_iter()
-        .map(|line| {
-            mbpp_problem(
-                path,
-                line.task_id,
-                &line.text,
-                line.code,
-                line.test_setup_code,
-                line.test_list,
-            )
-        })
-        .collect()
+    lines.into_iter().map(|line| line.problem(path)).collect()
+}
+
+impl MbppLine {
+    fn problem(self, path: &Path) -> Result<Problem, CorpusError> {
+        mbpp_problem(
+            path,
+            self.task_id,
+            &self.text,
+            self.code,
+            self.test_setup_code,
+            self.test_list,
+        )
+    }
 }
 
 #[derive(Deserialize)]
@@ -227,15 +228,8 @@ pub fn read_mbpp_docstring(path: &Path) -> Result<Vec<Problem>, CorpusError> {
     let lines: Vec<MbppLine> = read_json_lines(path)?;
     let mut problems = Vec::with_capacity(lines.len());
     for line in lines {
-        let problem = mbpp_problem(
-            path,
-            line.task_id,
-            &line.text,
-            line.code,
-            line.test_setup_code,
-            line.test_list,
-        )?;
-        problems.extend(docstring_layout(problem, &line.text));
+        let text = line.text.clone();
+        problems.extend(docstring_layout(line.problem(path)?, &text));
     }
     Ok(problems)
 }
