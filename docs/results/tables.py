@@ -4,7 +4,9 @@ A run record is a directory `docs/results/runs/<name>/` holding what a finished
 `codecal run` wrote that says what it found and what made it: `report.json`,
 `manifest.json` (the config as parsed, each stage's input hash, the model
 files' sha256), the config file as `config.toml`, and `record.json` (the
-config's path in the repository, the machine, the command). No cache, no model.
+config's path in the repository, the machine, the command). No cache, no model,
+and no item texts: `archive` drops report.json's `items` (the data set's code,
+the prompts and the answers), keeping its tables and per-cell numbers.
 
 A page under `docs/src/` asks for a table of a record between two markers:
 
@@ -209,8 +211,13 @@ def archive(args):
     name = json.loads((run / "report.json").read_text(encoding="utf-8"))["header"]["name"]
     folder = Path(args.records) / name
     folder.mkdir(parents=True, exist_ok=True)
-    for file in ("report.json", "manifest.json"):
-        shutil.copyfile(run / file, folder / file)
+    report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    # Each item's texts are the data set's code, the prompts and the answers:
+    # data, which is never committed. The tables and cells stay.
+    report.pop("items", None)
+    (folder / "report.json").write_text(
+        json.dumps(report, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    shutil.copyfile(run / "manifest.json", folder / "manifest.json")
     shutil.copyfile(ROOT / args.config, folder / "config.toml")
     record = {"config": args.config, "machine": args.machine or this_machine(),
               "command": args.command
