@@ -208,10 +208,9 @@ def this_machine():
 
 def archive(args):
     run = Path(args.run)
-    name = json.loads((run / "report.json").read_text(encoding="utf-8"))["header"]["name"]
-    folder = Path(args.records) / name
-    folder.mkdir(parents=True, exist_ok=True)
     report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    folder = Path(args.records) / report["header"]["name"]
+    folder.mkdir(parents=True, exist_ok=True)
     # Each item's texts are the data set's code, the prompts and the answers:
     # data, which is never committed. The tables and cells stay.
     report.pop("items", None)

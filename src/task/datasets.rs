@@ -472,6 +472,7 @@ mod tests {
             Some("sum")
         );
     }
+
     #[test]
     fn the_docstring_layout_keeps_the_context_and_signature_and_hides_the_tests() {
         let code = "import re\r\nPI = 3\r\ndef area(r: int,\r\n         s=(1, 2)) -> float:\r\n  return PI * r\r\n";
