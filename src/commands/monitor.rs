@@ -3,13 +3,13 @@
 //! library's (`codecal::monitor`); this is flag mapping, the printed table
 //! and the exit code (3 on an alarm).
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use codecal::calibrate::Calibrator;
 use codecal::monitor::{MonitorOptions, MonitorReport, monitor_file};
+use codecal::report::table::grid_markdown;
 use codecal::table::Format;
 
 /// The exit code of a run that raised the alarm.
@@ -71,37 +71,45 @@ pub fn run(args: MonitorArgs) -> anyhow::Result<()> {
 }
 
 fn table(report: &MonitorReport, every: usize) -> String {
-    let mut out = format!(
+    let header = [
+        "line",
+        "accepted",
+        "wrong",
+        "running precision",
+        "precision at most (1 − δ)",
+        "e-value",
+        "status",
+    ];
+    let last = report.checkpoints.len().checked_sub(1);
+    let alarm = report.alarm_at();
+    let rows: Vec<Vec<String>> = report
+        .checkpoints
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| (i + 1) % every == 0 || Some(i) == last || Some(i) == alarm)
+        .map(|(i, c)| {
+            vec![
+                report.lines[i].to_string(),
+                c.accepted.to_string(),
+                c.mistakes.to_string(),
+                format!("{:.4}", c.running_precision),
+                format!("{:.4}", report.bound_at(i)),
+                if c.e_value < 1e4 {
+                    format!("{:.3}", c.e_value)
+                } else {
+                    format!("{:.2e}", c.e_value)
+                },
+                (if c.alarm { "ALARM" } else { "holds" }).to_owned(),
+            ]
+        })
+        .collect();
+    format!(
         "Monitoring precision ≥ {} among accepted items ({} rows, {} accepted); anytime-valid \
-         betting test, false-alarm chance at most δ = {} however often it is run.\n\n\
-         | line | accepted | wrong | running precision | precision at most (1 − δ) | e-value | status |\n\
-         |---|---|---|---|---|---|---|\n",
+         betting test, false-alarm chance at most δ = {} however often it is run.\n\n{}",
         report.target_precision,
         report.rows,
         report.checkpoints.len(),
-        report.delta
-    );
-    let last = report.checkpoints.len().checked_sub(1);
-    let alarm = report.alarm_at();
-    for (i, c) in report.checkpoints.iter().enumerate() {
-        if (i + 1) % every != 0 && Some(i) != last && Some(i) != alarm {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {:.4} | {:.4} | {} | {} |",
-            report.lines[i],
-            c.accepted,
-            c.mistakes,
-            c.running_precision,
-            report.bound_at(i),
-            if c.e_value < 1e4 {
-                format!("{:.3}", c.e_value)
-            } else {
-                format!("{:.2e}", c.e_value)
-            },
-            if c.alarm { "ALARM" } else { "holds" }
-        );
-    }
-    out
+        report.delta,
+        grid_markdown(&header, &rows)
+    )
 }

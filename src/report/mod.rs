@@ -298,28 +298,39 @@ pub fn subgroups_markdown(groups: &crate::calibrate::subgroups::Subgroups) -> St
 
 /// The same table as CSV, at full precision.
 pub fn csv(report: &CalibrationReport) -> String {
-    let mut out = String::from("metric,raw,raw_low,raw_high,rescaled,rescaled_low,rescaled_high\n");
+    let header = [
+        "metric",
+        "raw",
+        "raw_low",
+        "raw_high",
+        "rescaled",
+        "rescaled_low",
+        "rescaled_high",
+    ]
+    .map(String::from);
     let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-    for row in rows(report) {
-        let [rl, rh] = row.raw_ci.map_or([None, None], |[l, h]| [Some(l), Some(h)]);
-        let [sl, sh] = row
-            .rescaled_ci
-            .map_or([None, None], |[l, h]| [Some(l), Some(h)]);
-        out += &format!(
-            "{},{},{},{},{},{},{}\n",
-            row.name,
-            num(row.raw),
-            num(rl),
-            num(rh),
-            num(row.rescaled),
-            num(sl),
-            num(sh)
-        );
-    }
-    out
+    let bounds = |ci: Option<[f64; 2]>| ci.map_or([None, None], |[l, h]| [Some(l), Some(h)]);
+    let cells: Vec<Vec<String>> = rows(report)
+        .iter()
+        .map(|row| {
+            let [rl, rh] = bounds(row.raw_ci);
+            let [sl, sh] = bounds(row.rescaled_ci);
+            vec![
+                row.name.to_string(),
+                num(row.raw),
+                num(rl),
+                num(rh),
+                num(row.rescaled),
+                num(sl),
+                num(sh),
+            ]
+        })
+        .collect();
+    table::grid_csv(&header, &cells)
 }
 
-/// The same table as a LaTeX `tabular` (booktabs).
+/// The same table as a LaTeX `tabular` (`report::table::grid_latex`, the
+/// one LaTeX renderer), the set-up line as its title.
 pub fn latex(report: &CalibrationReport) -> String {
     let has_rescaled = report.rescaled.is_some();
     let cell = |v: Option<f64>, ci: Option<[f64; 2]>| match (v, ci) {
@@ -327,21 +338,21 @@ pub fn latex(report: &CalibrationReport) -> String {
         (Some(v), None) => format!("{v:.3}"),
         _ => "--".to_owned(),
     };
-    let mut out = format!(
-        "% {}\n\\begin{{tabular}}{{l{}}}\n\\toprule\nMetric & Raw{} \\\\\n\\midrule\n",
-        setup_line(report),
-        if has_rescaled { "rr" } else { "r" },
-        if has_rescaled { " & Rescaled" } else { "" }
-    );
-    for row in rows(report) {
-        let label = table::latex_escape(&row_label(report, &row, "‡"));
-        out += &format!("{label} & {}", cell(row.raw, row.raw_ci));
-        if has_rescaled {
-            out += &format!(" & {}", cell(row.rescaled, row.rescaled_ci));
-        }
-        out += " \\\\\n";
+    let mut header = vec!["Metric".to_owned(), "Raw".to_owned()];
+    if has_rescaled {
+        header.push("Rescaled".to_owned());
     }
-    out += "\\bottomrule\n\\end{tabular}\n";
+    let cells: Vec<Vec<String>> = rows(report)
+        .iter()
+        .map(|row| {
+            let mut cells = vec![row_label(report, row, "‡"), cell(row.raw, row.raw_ci)];
+            if has_rescaled {
+                cells.push(cell(row.rescaled, row.rescaled_ci));
+            }
+            cells
+        })
+        .collect();
+    let mut out = table::grid_latex(&setup_line(report), &header, &cells);
     if report.bucket_collapse {
         out += &format!("% $^\\ddagger$ {COLLAPSE_NOTE}\n");
     }

@@ -47,6 +47,12 @@ pub fn grid_markdown<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> Strin
     out
 }
 
+/// Text for a Markdown cell: a `|` escaped and line breaks as spaces, so
+/// the cell stays in its column and its row.
+pub fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
 /// The grid as CSV (the `csv` crate's quoting).
 pub fn grid_csv(header: &[String], rows: &[Vec<String>]) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());

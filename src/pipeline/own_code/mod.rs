@@ -30,6 +30,7 @@ use crate::generate::cache::Cache;
 use crate::generate::stage::StageOptions;
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
+use crate::report::table::{grid_markdown, markdown_cell};
 use crate::retrieve::{Exclude, PromptOptions, prompt_for, rank_bm25};
 
 /// What to summarise and with which calibrator.
@@ -333,26 +334,33 @@ fn write_outputs(out: &Path, summaries: &[TrustedSummary]) -> Result<(), Pipelin
 
 fn markdown(summaries: &[TrustedSummary]) -> String {
     let count = |d: &str| summaries.iter().filter(|s| s.decision == d).count();
-    let mut out = format!(
-        "# codecal summarize\n\n{} functions: {} accepted, {} to review, {} rejected.\n\n\
-         | path | function | summary | calibrated confidence | decision |\n|---|---|---|---|---|\n",
+    let header = [
+        "path",
+        "function",
+        "summary",
+        "calibrated confidence",
+        "decision",
+    ];
+    let rows: Vec<Vec<String>> = summaries
+        .iter()
+        .map(|s| {
+            vec![
+                markdown_cell(&s.path),
+                markdown_cell(&s.function),
+                markdown_cell(&s.summary),
+                s.calibrated.map_or("-".to_owned(), |c| format!("{c:.3}")),
+                s.decision.clone(),
+            ]
+        })
+        .collect();
+    format!(
+        "# codecal summarize\n\n{} functions: {} accepted, {} to review, {} rejected.\n\n{}",
         summaries.len(),
         count("accept"),
         count("review"),
-        count("reject")
-    );
-    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
-    for s in summaries {
-        out += &format!(
-            "| {} | {} | {} | {} | {} |\n",
-            cell(&s.path),
-            cell(&s.function),
-            cell(&s.summary),
-            s.calibrated.map_or("-".to_owned(), |c| format!("{c:.3}")),
-            s.decision
-        );
-    }
-    out
+        count("reject"),
+        grid_markdown(&header, &rows)
+    )
 }
 
 /// A calibrator holds only for the model (and weights file) it was made
