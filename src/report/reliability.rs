@@ -113,12 +113,21 @@ fn draw_panel(svg: &mut Svg, plot: UnitSquare, title: &str, bins: &[Bin], ece: f
     plot.diagonal(svg, "black");
     plot.axes(svg, "confidence", "accuracy");
     svg.text(x(0.03), PLOT_TOP + 18.0, "", &format!("ECE = {ece:.4}"));
-    svg.text(
-        x(0.03),
-        PLOT_TOP + 34.0,
-        "font-size=\"10\" fill=\"#d62728\"",
-        "red: mean confidence in bin; whiskers: 95% Clopper-Pearson",
-    );
+    // Two short lines: one line of legend ran past the frame's right edge.
+    for (line, legend) in [
+        "red: mean confidence in bin",
+        "whiskers: 95% Clopper-Pearson",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        svg.text(
+            x(0.03),
+            PLOT_TOP + 32.0 + 12.0 * line as f64,
+            "font-size=\"10\" fill=\"#d62728\"",
+            legend,
+        );
+    }
     // One transparent column per bar, on top, over histogram and plot: what
     // report.html's drill-down listens to (a bar of accuracy 0 has no height).
     for (k, b) in bins.iter().enumerate() {
