@@ -14,7 +14,8 @@ A page under `docs/src/` asks for a table of a record between two markers:
     ...generated...
     <!-- /record -->
 
-optionally with `columns: model,ECE,PS` (a subset, in that order) and
+optionally with `columns: model,ECE,PS` (a subset, in that order; separated by
+`;` instead where a name holds a comma) and
 `rows: measure=oyster-intrinsic|oyster-reassess` (rows whose column holds one of
 the values). Between the markers this script writes a line naming the run (model,
 file hash, config, date, machine) and the table as the run's report.json holds
@@ -110,7 +111,9 @@ def select(report, fields, where):
         keep = set(values.split("|"))
         rows = [row for row in rows if row[header.index(column)] in keep]
     if "columns" in fields:
-        wanted = [c.strip() for c in fields["columns"].split(",")]
+        # `;` separates names that hold a comma ("its ECE, base").
+        separator = ";" if ";" in fields["columns"] else ","
+        wanted = [c.strip() for c in fields["columns"].split(separator)]
         missing = [c for c in wanted if c not in header]
         if missing:
             fail(f"{where}: columns: {fields['table']} has no {', '.join(missing)}")
