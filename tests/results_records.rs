@@ -126,3 +126,31 @@ fn a_stacked_table_names_its_runs_and_catches_each_record() {
     assert!(!out.status.success());
     assert!(stderr.contains("reval-path-qwen-oyster"), "{stderr}");
 }
+
+/// Column names that hold a comma ("its ECE, base") are chosen with `;`
+/// between them, and each named column is the one the table shows.
+#[test]
+fn columns_with_commas_in_their_names_are_chosen_by_semicolons() {
+    let page = std::fs::read_to_string(repo().join("docs/src/commands/calibrate.md")).unwrap();
+    let marker = "<!-- record: codexglue-qwen-multical table: multicalibration columns: ";
+    let block = &page[page
+        .find(marker)
+        .expect("the CodeXGLUE multicalibration table")..];
+    let block = &block[..block.find("<!-- /record -->").unwrap()];
+    assert!(
+        block.contains(
+            "\n| language | measure | worst group | its ECE, base | its ECE, multicalibrated |"
+        ),
+        "{block}"
+    );
+    let dir = copy();
+    let calibrate = dir.path().join("docs/src/commands/calibrate.md");
+    let text = std::fs::read_to_string(&calibrate).unwrap();
+    let broken = text.replacen("its ECE, base;", "its ECE base;", 1);
+    assert_ne!(text, broken);
+    std::fs::write(&calibrate, broken).unwrap();
+    let out = check(dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("has no its ECE base"), "{stderr}");
+}
