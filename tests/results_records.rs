@@ -154,3 +154,45 @@ fn columns_with_commas_in_their_names_are_chosen_by_semicolons() {
     assert!(!out.status.success());
     assert!(stderr.contains("has no its ECE base"), "{stderr}");
 }
+
+/// Every shipped config is listed, with what it runs, in `configs/README.md`
+/// and on the book's configuration page, so a results table's config can be
+/// looked up by name.
+#[test]
+fn every_shipped_config_has_its_row_in_both_lists() {
+    let lists = [
+        repo().join("configs/README.md"),
+        repo().join("docs/src/guide/configuration.md"),
+    ];
+    let lists: Vec<(PathBuf, String)> = lists
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect();
+    let mut names = Vec::new();
+    for dir in ["configs", "configs/server"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".toml") {
+                let prefix = dir.strip_prefix("configs").unwrap().trim_start_matches('/');
+                names.push(if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                });
+            }
+        }
+    }
+    assert!(names.len() > 30, "only {} configs found", names.len());
+    let mut missing = Vec::new();
+    for name in &names {
+        for (path, text) in &lists {
+            if !text.contains(&format!("`{name}`")) {
+                missing.push(format!("{}: no row for `{name}`", path.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
