@@ -42,6 +42,29 @@ fn copy() -> tempfile::TempDir {
     dir
 }
 
+/// The generated block of `page` under `marker`, up to its end marker.
+fn record_block(page: &str, marker: &str) -> String {
+    let text = std::fs::read_to_string(repo().join(page)).unwrap();
+    let block = &text[text
+        .find(marker)
+        .unwrap_or_else(|| panic!("{page}: {marker}"))..];
+    block[..block.find("<!-- /record -->").unwrap()].to_owned()
+}
+
+/// Replaces the first `from` in the copy's `file` with `to`, runs the check,
+/// which must fail, and returns what it printed.
+fn check_after_replacing(dir: &Path, file: &str, from: &str, to: &str) -> String {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let broken = text.replacen(from, to, 1);
+    assert_ne!(text, broken, "{file} holds {from:?}");
+    std::fs::write(&path, broken).unwrap();
+    let out = check(dir);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    stderr
+}
+
 #[test]
 fn the_pages_agree_with_their_run_records() {
     let out = check(&repo());
@@ -64,16 +87,12 @@ fn the_pages_agree_with_their_run_records() {
 fn a_record_changed_on_purpose_is_caught_naming_page_and_record() {
     let dir = copy();
     assert!(check(dir.path()).status.success());
-    let report = dir
-        .path()
-        .join("docs/results/runs/cruxeval-output-qwen-oyster/report.json");
-    let text = std::fs::read_to_string(&report).unwrap();
-    let broken = text.replacen("passed 16,", "passed 17,", 1);
-    assert_ne!(text, broken, "the record holds the verdict counts");
-    std::fs::write(&report, broken).unwrap();
-    let out = check(dir.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = check_after_replacing(
+        dir.path(),
+        "docs/results/runs/cruxeval-output-qwen-oyster/report.json",
+        "passed 16,",
+        "passed 17,",
+    );
     assert!(
         stderr.contains("docs/src/results/open-the-oyster.md:")
             && stderr.contains("cruxeval-output-qwen-oyster table: outcomes"),
@@ -105,25 +124,21 @@ fn a_page_edited_by_hand_is_caught() {
 /// each row's run, and a change to any one of them is caught.
 #[test]
 fn a_stacked_table_names_its_runs_and_catches_each_record() {
-    let page = std::fs::read_to_string(repo().join("docs/src/results/open-the-oyster.md")).unwrap();
-    let marker = "<!-- record: reval-output-qwen-oyster+reval-path-qwen-oyster table: outcomes -->";
-    let block = &page[page.find(marker).expect("the stacked REval table")..];
-    let block = &block[..block.find("<!-- /record -->").unwrap()];
+    let block = record_block(
+        "docs/src/results/open-the-oyster.md",
+        "<!-- record: reval-output-qwen-oyster+reval-path-qwen-oyster table: outcomes -->",
+    );
     for run in ["reval-output-qwen-oyster", "reval-path-qwen-oyster"] {
         assert!(block.contains(&format!("*Run record `{run}`")), "{block}");
         assert!(block.contains(&format!("\n| {run} | ")), "{block}");
     }
     let dir = copy();
-    let report = dir
-        .path()
-        .join("docs/results/runs/reval-path-qwen-oyster/report.json");
-    let text = std::fs::read_to_string(&report).unwrap();
-    let broken = text.replacen("passed 3,", "passed 4,", 1);
-    assert_ne!(text, broken, "the record holds the verdict counts");
-    std::fs::write(&report, broken).unwrap();
-    let out = check(dir.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = check_after_replacing(
+        dir.path(),
+        "docs/results/runs/reval-path-qwen-oyster/report.json",
+        "passed 3,",
+        "passed 4,",
+    );
     assert!(stderr.contains("reval-path-qwen-oyster"), "{stderr}");
 }
 
@@ -131,12 +146,10 @@ fn a_stacked_table_names_its_runs_and_catches_each_record() {
 /// between them, and each named column is the one the table shows.
 #[test]
 fn columns_with_commas_in_their_names_are_chosen_by_semicolons() {
-    let page = std::fs::read_to_string(repo().join("docs/src/commands/calibrate.md")).unwrap();
-    let marker = "<!-- record: codexglue-qwen-multical table: multicalibration columns: ";
-    let block = &page[page
-        .find(marker)
-        .expect("the CodeXGLUE multicalibration table")..];
-    let block = &block[..block.find("<!-- /record -->").unwrap()];
+    let block = record_block(
+        "docs/src/commands/calibrate.md",
+        "<!-- record: codexglue-qwen-multical table: multicalibration columns: ",
+    );
     assert!(
         block.contains(
             "\n| language | measure | worst group | its ECE, base | its ECE, multicalibrated |"
@@ -144,14 +157,12 @@ fn columns_with_commas_in_their_names_are_chosen_by_semicolons() {
         "{block}"
     );
     let dir = copy();
-    let calibrate = dir.path().join("docs/src/commands/calibrate.md");
-    let text = std::fs::read_to_string(&calibrate).unwrap();
-    let broken = text.replacen("its ECE, base;", "its ECE base;", 1);
-    assert_ne!(text, broken);
-    std::fs::write(&calibrate, broken).unwrap();
-    let out = check(dir.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = check_after_replacing(
+        dir.path(),
+        "docs/src/commands/calibrate.md",
+        "its ECE, base;",
+        "its ECE base;",
+    );
     assert!(stderr.contains("has no its ECE base"), "{stderr}");
 }
 
@@ -172,16 +183,11 @@ fn every_shipped_config_has_its_row_in_both_lists() {
         })
         .collect();
     let mut names = Vec::new();
-    for dir in ["configs", "configs/server"] {
+    for (dir, prefix) in [("configs", ""), ("configs/server", "server/")] {
         for entry in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.ends_with(".toml") {
-                let prefix = dir.strip_prefix("configs").unwrap().trim_start_matches('/');
-                names.push(if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}/{name}")
-                });
+                names.push(format!("{prefix}{name}"));
             }
         }
     }
