@@ -18,7 +18,7 @@ use std::arch::x86_64::*;
 
 use super::kquant_int8::{Header, SuperRows, Unpacked};
 use super::kquants::{KFormat, SUPER_BLOCK};
-use super::panel_rows::{self, PANEL};
+use super::panel_rows::{self, PANEL, broadcast_four};
 
 /// Weights per vector of one row.
 const STEP: usize = 4;
@@ -43,12 +43,10 @@ const Q6K_SCALE_LANES: usize = 16 * 16;
 const OFFSET_LANES: usize = 8 * 16;
 
 /// Up to four activation rows on their way through the panels: their
-/// quantized form (scales, group sums) from row `first`, and their quants
-/// expanded for the kernel.
+/// quantized form (quants, scales, group sums) from row `first`.
 pub(super) struct RowGroup<'a> {
     x: &'a SuperRows,
     first: usize,
-    expanded: Vec<i8>,
     count: usize,
 }
 
@@ -159,21 +157,11 @@ impl Panels {
     /// values, split across threads as `panel_rows` splits them.
     pub(super) fn matmul(&self, x: &SuperRows) -> Vec<f32> {
         assert_eq!(x.blocks_per_row(), self.blocks, "x is not rows × inputs");
-        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| {
-            self.expand(x, first, count)
-        })
-    }
-
-    /// The quants of `count` rows from `first`, expanded for the kernel.
-    fn expand<'a>(&self, x: &'a SuperRows, first: usize, count: usize) -> RowGroup<'a> {
-        let (quants, _, _) = x.parts();
-        let inputs = self.blocks * SUPER_BLOCK;
-        RowGroup {
+        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| RowGroup {
             x,
             first,
-            expanded: panel_rows::expand_fours(&quants[first * inputs..(first + count) * inputs]),
             count,
-        }
+        })
     }
 
     /// Σ scale · Σ q_w q_x per row of a Q4_K panel block, in i32 lanes.
@@ -189,7 +177,7 @@ impl Panels {
             let mut products = [_mm256_setzero_si256(); A];
             for step in 0..8 {
                 // SAFETY: 32 vectors of 32 bytes per panel block; each
-                // expanded activation block holds 64 vectors.
+                // activation block holds 64 steps of four.
                 unsafe {
                     let v = _mm256_loadu_si256(quants.add(32 * (8 * pair + step)).cast());
                     let w = if high {
@@ -198,8 +186,8 @@ impl Panels {
                         _mm256_and_si256(v, mask)
                     };
                     for a in 0..A {
-                        let four = x[a].add(32 * (8 * sub + step));
-                        let p = _mm256_maddubs_epi16(w, _mm256_loadu_si256(four.cast()));
+                        let four = broadcast_four(x[a].add(STEP * (8 * sub + step)));
+                        let p = _mm256_maddubs_epi16(w, four);
                         products[a] = _mm256_add_epi16(products[a], p);
                     }
                 }
@@ -228,12 +216,12 @@ impl Panels {
                 let mut products = [_mm256_setzero_si256(); A];
                 for step in 4 * group + 2 * half..4 * group + 2 * half + 2 {
                     // SAFETY: 64 vectors of 32 bytes per panel block; each
-                    // expanded activation block holds 64 vectors.
+                    // activation block holds 64 steps of four.
                     unsafe {
                         let w = _mm256_loadu_si256(quants.add(32 * step).cast());
                         for a in 0..A {
-                            let four = x[a].add(32 * step);
-                            let p = _mm256_maddubs_epi16(w, _mm256_loadu_si256(four.cast()));
+                            let four = broadcast_four(x[a].add(STEP * step));
+                            let p = _mm256_maddubs_epi16(w, four);
                             products[a] = _mm256_add_epi16(products[a], p);
                         }
                     }
@@ -302,23 +290,17 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
         out: &mut [f32],
         stride: usize,
     ) {
-        let RowGroup {
-            x,
-            first,
-            ref expanded,
-            ..
-        } = *rows;
-        let row_bytes = self.blocks * SUPER_BLOCK * PANEL;
-        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
-        let (_, scales, group_sums) = x.parts();
+        let RowGroup { x, first, .. } = *rows;
+        let inputs = self.blocks * SUPER_BLOCK;
+        assert!(first + A <= x.rows());
+        let (quants, scales, group_sums) = x.parts();
         let mut acc = [_mm256_setzero_ps(); A];
         for b in 0..self.blocks {
             let index = panel * self.blocks + b;
             // Block b of each row, as an index into the activations' blocks.
             let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
-            let activations: [*const i8; A] = std::array::from_fn(|a| {
-                expanded[a * row_bytes + b * SUPER_BLOCK * PANEL..].as_ptr()
-            });
+            let activations: [*const i8; A] =
+                std::array::from_fn(|a| quants[(first + a) * inputs + b * SUPER_BLOCK..].as_ptr());
             let products = match self.format {
                 KFormat::Q4K => self.q4k_block::<A>(index, &activations),
                 KFormat::Q6K => self.q6k_block::<A>(index, &activations),

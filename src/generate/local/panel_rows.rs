@@ -2,8 +2,8 @@
 //! `kquant_panels`, the 32-weight blocks' `packed/panels`) is multiplied by
 //! activation rows: which rows go through a panel together, and how the
 //! work is split across rayon's threads. A pass over a prompt is split by
-//! groups of rows, each group prepared once and taken through every panel;
-//! a decode step's few rows by panels. Each output is computed the same way
+//! blocks of rows, each panel taken through a block's groups of four rows
+//! while it is in cache; a decode step's few rows by panels. Each output is computed the same way
 //! whatever the split, so a row gets the same bits alone as in a batch. Not
 //! here: any kernel, or how a group of rows is prepared.
 
@@ -62,6 +62,21 @@ fn panel<'a, K: Kernel<'a>>(
     }
 }
 
+/// Rows per block of a pass over a prompt: the rows that go through each
+/// panel while it is in cache, so that the weights are read once per block
+/// rather than once per group of [`ROWS`] (a 1.5B model's 1 GB per four
+/// prompt tokens made a pass wait on memory). At most [`MAX_BLOCK_GROUPS`]
+/// groups, so that a block's activations stay in the core's cache, and
+/// fewer where that leaves each thread at least two blocks.
+fn block_rows(rows: usize, threads: usize) -> usize {
+    let groups = rows.div_ceil(ROWS).div_ceil(2 * threads);
+    ROWS * groups.clamp(1, MAX_BLOCK_GROUPS)
+}
+
+/// Groups of [`ROWS`] per block: 32 rows of 8,960 8-bit values (Qwen
+/// 1.5B's widest input) are 287 KB.
+const MAX_BLOCK_GROUPS: usize = 8;
+
 /// x · Wᵀ as `rows` rows of `outputs` values, `outputs` a multiple of
 /// [`PANEL`]: `prepare(first, count)` readies rows `first..first + count`
 /// (at most [`ROWS`]) for `kernel`.
@@ -74,14 +89,22 @@ pub(super) fn matmul<'a, K: Kernel<'a>>(
     debug_assert_eq!(outputs % PANEL, 0);
     let mut y = vec![0f32; rows * outputs];
     let panels = outputs / PANEL;
-    if rows.div_ceil(ROWS) >= 2 * rayon::current_num_threads() {
-        y.par_chunks_mut(ROWS * outputs)
+    let threads = rayon::current_num_threads();
+    if rows.div_ceil(ROWS) >= 2 * threads {
+        let block = block_rows(rows, threads);
+        y.par_chunks_mut(block * outputs)
             .enumerate()
-            .for_each(|(group, out)| {
-                let count = out.len() / outputs;
-                let rows = prepare(group * ROWS, count);
+            .for_each(|(index, out)| {
+                let (first, count) = (index * block, out.len() / outputs);
+                let groups: Vec<K::Rows> = (first..first + count)
+                    .step_by(ROWS)
+                    .map(|start| prepare(start, (first + count - start).min(ROWS)))
+                    .collect();
                 for p in 0..panels {
-                    panel(kernel, p, &rows, &mut out[PANEL * p..], outputs);
+                    for (g, rows) in groups.iter().enumerate() {
+                        let out = &mut out[g * ROWS * outputs + PANEL * p..];
+                        panel(kernel, p, rows, out, outputs);
+                    }
                 }
             });
         return y;
@@ -109,19 +132,18 @@ pub(super) fn matmul<'a, K: Kernel<'a>>(
     y
 }
 
-/// Each four of `quants` repeated [`PANEL`] times: the 32 bytes that a
-/// panel's vector of four weights per row is multiplied with, so that a
-/// kernel loads them rather than spending a shuffle on each.
-pub(super) fn expand_fours(quants: &[i8]) -> Vec<i8> {
-    const STEP: usize = 4;
-    let mut expanded = vec![0i8; quants.len() * PANEL];
-    for (four, out) in quants
-        .chunks_exact(STEP)
-        .zip(expanded.chunks_exact_mut(STEP * PANEL))
-    {
-        for copy in out.chunks_exact_mut(STEP) {
-            copy.copy_from_slice(four);
-        }
-    }
-    expanded
+/// An activation row's four 8-bit values at `four`, repeated in each of
+/// the eight rows' lanes: what a panel's vector of four weights per row
+/// is multiplied with. A broadcast from memory is a load, not a shuffle,
+/// so the rows stay as quantized (copies repeated eight times made every
+/// pass read eight times the activations).
+///
+/// # Safety
+/// `four` points at four readable bytes, and the CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn broadcast_four(four: *const i8) -> std::arch::x86_64::__m256i {
+    // SAFETY: the caller's.
+    std::arch::x86_64::_mm256_set1_epi32(unsafe { four.cast::<i32>().read_unaligned() })
 }

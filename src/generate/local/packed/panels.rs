@@ -24,7 +24,7 @@ use std::arch::x86_64::*;
 
 use rayon::prelude::*;
 
-use super::super::panel_rows::{self, PANEL};
+use super::super::panel_rows::{self, PANEL, broadcast_four};
 use super::{BLOCK_WEIGHTS, Format, Int8Rows};
 
 /// Weights per vector of one row, and vectors per block.
@@ -36,12 +36,10 @@ const Q5_0_BYTES: usize = 5 * 32;
 const Q8_0_BYTES: usize = STEPS * 32;
 
 /// Up to four quantized activation rows on their way through the panels:
-/// their quantized form (scales, integer sums) from row `first`, and their
-/// quants expanded for the kernel.
+/// their quantized form (quants, scales, integer sums) from row `first`.
 pub(in super::super) struct RowGroup<'a> {
     x: &'a Int8Rows,
     first: usize,
-    expanded: Vec<i8>,
     count: usize,
 }
 
@@ -111,19 +109,11 @@ impl Panels {
     /// x · Wᵀ for the quantized rows of `x`, split as `panel_rows` splits it.
     pub(super) fn matmul(&self, x: &Int8Rows) -> Vec<f32> {
         assert_eq!(x.blocks_per_row, self.blocks, "x is not rows × inputs");
-        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| {
-            self.prepare(x, first, count)
-        })
-    }
-
-    fn prepare<'a>(&self, x: &'a Int8Rows, first: usize, count: usize) -> RowGroup<'a> {
-        let inputs = self.blocks * BLOCK_WEIGHTS;
-        RowGroup {
+        panel_rows::matmul(self, x.rows(), self.outputs, |first, count| RowGroup {
             x,
             first,
-            expanded: panel_rows::expand_fours(&x.quants[first * inputs..(first + count) * inputs]),
             count,
-        }
+        })
     }
 
     /// Σ w · q_x per row of a Q5_0 panel block, in i32 lanes: the codes'
@@ -142,8 +132,8 @@ impl Panels {
             _mm256_set1_epi8(0x10),
             _mm256_set1_epi16(1),
         );
-        // SAFETY: five vectors of 32 bytes per panel block; each expanded
-        // activation block holds eight.
+        // SAFETY: five vectors of 32 bytes per panel block; each
+        // activation block holds eight steps of four.
         unsafe {
             let fifth = _mm256_loadu_si256(quants.add(4 * 32).cast());
             let mut sums: [__m256i; A] = std::array::from_fn(|a| _mm256_set1_epi32(-offsets[a]));
@@ -159,7 +149,7 @@ impl Panels {
                     };
                     let w = _mm256_or_si256(low, _mm256_and_si256(fifth_bits(fifth, step), bit));
                     for a in 0..A {
-                        let four = _mm256_loadu_si256(x[a].add(32 * step).cast());
+                        let four = broadcast_four(x[a].add(STEP * step));
                         products[a] = _mm256_add_epi16(products[a], _mm256_maddubs_epi16(w, four));
                     }
                 }
@@ -179,13 +169,13 @@ impl Panels {
         let ones = _mm256_set1_epi16(1);
         let mut sums = [_mm256_setzero_si256(); A];
         for step in 0..STEPS {
-            // SAFETY: eight vectors of 32 bytes per panel block and per
-            // expanded activation block.
+            // SAFETY: eight vectors of 32 bytes per panel block, and eight
+            // steps of four per activation block.
             unsafe {
                 let w = _mm256_loadu_si256(quants.add(32 * step).cast());
                 let magnitudes = _mm256_sign_epi8(w, w);
                 for a in 0..A {
-                    let four = _mm256_loadu_si256(x[a].add(32 * step).cast());
+                    let four = broadcast_four(x[a].add(STEP * step));
                     let pairs = _mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(four, w));
                     sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(pairs, ones));
                 }
@@ -244,21 +234,16 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
         out: &mut [f32],
         stride: usize,
     ) {
-        let row_bytes = self.blocks * BLOCK_WEIGHTS * PANEL;
-        let RowGroup {
-            x,
-            first,
-            ref expanded,
-            ..
-        } = *rows;
-        assert!(first + A <= x.rows() && expanded.len() >= A * row_bytes);
+        let inputs = self.blocks * BLOCK_WEIGHTS;
+        let RowGroup { x, first, .. } = *rows;
+        assert!(first + A <= x.rows());
         let mut acc = [_mm256_setzero_ps(); A];
         for b in 0..self.blocks {
             let index = panel * self.blocks + b;
             // Block b of each row, as an index into the activations' blocks.
             let row_block: [usize; A] = std::array::from_fn(|a| (first + a) * self.blocks + b);
             let activations: [*const i8; A] = std::array::from_fn(|a| {
-                expanded[a * row_bytes + b * BLOCK_WEIGHTS * PANEL..].as_ptr()
+                x.quants[(first + a) * inputs + b * BLOCK_WEIGHTS..].as_ptr()
             });
             let products = match self.format {
                 Format::Q5_0 => {
