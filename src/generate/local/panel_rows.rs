@@ -147,3 +147,25 @@ pub(super) unsafe fn broadcast_four(four: *const i8) -> std::arch::x86_64::__m25
     // SAFETY: the caller's.
     std::arch::x86_64::_mm256_set1_epi32(unsafe { four.cast::<i32>().read_unaligned() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A prompt's rows go in blocks of whole groups: at most eight groups
+    /// (a block's activations stay in a core's cache), and fewer where a
+    /// short pass would otherwise leave a thread without two blocks.
+    #[test]
+    fn blocks_are_whole_groups_capped_and_shared_between_threads() {
+        assert_eq!(block_rows(643, 2), 8 * ROWS);
+        assert_eq!(block_rows(16, 2), ROWS);
+        // 40 rows: ten groups over four blocks' worth of work, three a block.
+        assert_eq!(block_rows(40, 2), 3 * ROWS);
+        assert_eq!(block_rows(10_000, 16), 8 * ROWS);
+        for (rows, threads) in [(17, 2), (100, 2), (643, 4), (5, 1)] {
+            let block = block_rows(rows, threads);
+            assert_eq!(block % ROWS, 0);
+            assert!((ROWS..=MAX_BLOCK_GROUPS * ROWS).contains(&block));
+        }
+    }
+}
