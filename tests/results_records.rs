@@ -126,12 +126,13 @@ fn a_page_edited_by_hand_is_caught() {
 fn a_stacked_table_names_its_runs_and_catches_each_record() {
     let block = record_block(
         "docs/src/results/open-the-oyster.md",
-        "<!-- record: reval-output-qwen-oyster+reval-path-qwen-oyster+reval-state-qwen-oyster table: outcomes -->",
+        "<!-- record: reval-coverage-qwen-oyster+reval-state-qwen-oyster+reval-path-qwen-oyster+reval-output-qwen-oyster table: outcomes -->",
     );
     for run in [
-        "reval-output-qwen-oyster",
-        "reval-path-qwen-oyster",
+        "reval-coverage-qwen-oyster",
         "reval-state-qwen-oyster",
+        "reval-path-qwen-oyster",
+        "reval-output-qwen-oyster",
     ] {
         assert!(block.contains(&format!("*Run record `{run}`")), "{block}");
         assert!(block.contains(&format!("\n| {run} | ")), "{block}");
