@@ -25,22 +25,24 @@ const STEP: usize = 4;
 /// Steps per super-block.
 const STEPS: usize = SUPER_BLOCK / STEP;
 /// Bytes of quants per panel and block: Q4_K two steps per byte (low and
-/// high nibbles), Q6_K one.
+/// high nibbles), Q6_K one. (Q6_K's six bits packed as in the GGUF block
+/// saved 108 MB of a 1.5B decode step's reads, but putting each weight
+/// back together cost more time than that saved; docs/src/benchmarks.md.)
 const Q4K_BYTES: usize = PANEL * SUPER_BLOCK / 2;
 const Q6K_BYTES: usize = PANEL * SUPER_BLOCK;
-/// Lanes of scales per panel and block: sixteen per scale group (Q4_K's
-/// eight sub-blocks of 32, Q6_K's sixteen groups of 16), each row's scale
-/// twice. Kept as bytes and widened to i16 lanes as they are loaded: a
-/// decode step reads every byte of the panels once, so their size is its
-/// time (as i16 they made Q4_K's panels 0.78 bytes a weight, the GGUF block
-/// 0.56).
-const Q4K_SCALE_LANES: usize = 8 * 16;
-const Q6K_SCALE_LANES: usize = 16 * 16;
-/// Lanes of offsets per panel and block: eight vectors, each two groups'
-/// offsets for the eight rows, as bytes too: Q4_K's 6-bit mins, and for
-/// Q6_K its signed scales, multiplied by 32 as they are loaded (the
-/// offset of its quants' −32).
-const OFFSET_LANES: usize = 8 * 16;
+/// Bytes of scales per panel and block: one per row and scale group
+/// (Q4_K's eight sub-blocks of 32, Q6_K's sixteen groups of 16), a group's
+/// eight rows side by side. They are widened to i16 lanes, each row's
+/// twice, as they are loaded: a decode step reads every byte of the panels
+/// once, so their size is its time. With d and dmin the panels take 0.594
+/// bytes a weight for Q4_K and 1.094 for Q6_K (the GGUF blocks 0.563 and
+/// 0.820); stored as the lanes they are loaded into, 0.656 and 1.219.
+const Q4K_SCALE_BYTES: usize = 8 * PANEL;
+const Q6K_SCALE_BYTES: usize = 16 * PANEL;
+/// Bytes of offsets per panel and block: Q4_K's 6-bit mins, one per row and
+/// sub-block as its scales. Q6_K keeps none: the offset of its quants' −32
+/// is its scale times 32, read from the scales.
+const Q4K_OFFSET_BYTES: usize = 8 * PANEL;
 
 /// Up to four activation rows on their way through the panels: their
 /// quantized form (quants, scales, group sums) from row `first`.
@@ -73,9 +75,9 @@ impl Panels {
         }
         let row_bytes = blocks.len() / outputs;
         let per_row = row_bytes / format.block_bytes();
-        let (quant_bytes, scale_lanes) = match format {
-            KFormat::Q4K => (Q4K_BYTES, Q4K_SCALE_LANES),
-            KFormat::Q6K => (Q6K_BYTES, Q6K_SCALE_LANES),
+        let (quant_bytes, scale_bytes, offset_bytes) = match format {
+            KFormat::Q4K => (Q4K_BYTES, Q4K_SCALE_BYTES, Q4K_OFFSET_BYTES),
+            KFormat::Q6K => (Q6K_BYTES, Q6K_SCALE_BYTES, 0),
         };
         let count = outputs / PANEL * per_row;
         let mut panels = Panels {
@@ -83,8 +85,8 @@ impl Panels {
             outputs,
             blocks: per_row,
             quants: vec![0; count * quant_bytes],
-            scales: vec![0; count * scale_lanes],
-            offsets: vec![0; count * OFFSET_LANES],
+            scales: vec![0; count * scale_bytes],
+            offsets: vec![0; count * offset_bytes],
             d: vec![0.0; count * PANEL],
             dmin: vec![0.0; count * PANEL],
         };
@@ -108,21 +110,14 @@ impl Panels {
         } = w.header;
         self.d[index * PANEL + r] = d;
         self.dmin[index * PANEL + r] = dmin;
-        // The header's offsets, as the bytes they come from.
-        let offset_byte = |g: usize| match self.format {
-            KFormat::Q4K => byte(offsets[g]),
-            KFormat::Q6K => byte(scales[g]),
-        };
-        for pair in 0..8 {
-            let lanes = &mut self.offsets[index * OFFSET_LANES + 16 * pair..];
-            lanes[2 * r] = offset_byte(2 * pair);
-            lanes[2 * r + 1] = offset_byte(2 * pair + 1);
-        }
         match self.format {
             KFormat::Q4K => {
+                // The header gives each sub-block's scale and min to both of
+                // its groups of 16.
                 for sub in 0..8 {
-                    let lanes = &mut self.scales[index * Q4K_SCALE_LANES + 16 * sub..];
-                    lanes[2 * r..2 * r + 2].fill(byte(scales[2 * sub]));
+                    self.scales[index * Q4K_SCALE_BYTES + PANEL * sub + r] = byte(scales[2 * sub]);
+                    self.offsets[index * Q4K_OFFSET_BYTES + PANEL * sub + r] =
+                        byte(offsets[2 * sub]);
                 }
                 let quants = &mut self.quants[index * Q4K_BYTES..(index + 1) * Q4K_BYTES];
                 // Vector (pair, step): sub-block 2·pair in the low nibbles,
@@ -140,8 +135,7 @@ impl Panels {
             }
             KFormat::Q6K => {
                 for (group, &scale) in scales.iter().enumerate() {
-                    let lanes = &mut self.scales[index * Q6K_SCALE_LANES + 16 * group..];
-                    lanes[2 * r..2 * r + 2].fill(byte(scale));
+                    self.scales[index * Q6K_SCALE_BYTES + PANEL * group + r] = byte(scale);
                 }
                 let quants = &mut self.quants[index * Q6K_BYTES..(index + 1) * Q6K_BYTES];
                 for step in 0..STEPS {
@@ -169,7 +163,7 @@ impl Panels {
     #[target_feature(enable = "avx2,fma,f16c")]
     fn q4k_block<const A: usize>(&self, index: usize, x: &[*const i8; A]) -> [__m256i; A] {
         let quants = self.quants[index * Q4K_BYTES..(index + 1) * Q4K_BYTES].as_ptr();
-        let scales = self.scales[index * Q4K_SCALE_LANES..].as_ptr();
+        let scales = self.scales[index * Q4K_SCALE_BYTES..].as_ptr();
         let mask = _mm256_set1_epi8(0x0F);
         let mut sums = [_mm256_setzero_si256(); A];
         for sub in 0..8 {
@@ -192,8 +186,8 @@ impl Panels {
                     }
                 }
             }
-            // SAFETY: eight vectors of sixteen scale lanes per panel block.
-            let s = unsafe { widen(scales.add(16 * sub)) };
+            // SAFETY: eight sub-blocks' eight scales per panel block.
+            let s = unsafe { widen_twice(scales.add(PANEL * sub)) };
             for a in 0..A {
                 sums[a] = _mm256_add_epi32(sums[a], _mm256_madd_epi16(products[a], s));
             }
@@ -207,11 +201,11 @@ impl Panels {
     #[target_feature(enable = "avx2,fma,f16c")]
     fn q6k_block<const A: usize>(&self, index: usize, x: &[*const i8; A]) -> [__m256i; A] {
         let quants = self.quants[index * Q6K_BYTES..(index + 1) * Q6K_BYTES].as_ptr();
-        let scales = self.scales[index * Q6K_SCALE_LANES..].as_ptr();
+        let scales = self.scales[index * Q6K_SCALE_BYTES..].as_ptr();
         let mut sums = [_mm256_setzero_si256(); A];
         for group in 0..16 {
-            // SAFETY: sixteen vectors of sixteen scale lanes per panel block.
-            let s = unsafe { widen(scales.add(16 * group)) };
+            // SAFETY: sixteen groups' eight scales per panel block.
+            let s = unsafe { widen_twice(scales.add(PANEL * group)) };
             for half in 0..2 {
                 let mut products = [_mm256_setzero_si256(); A];
                 for step in 4 * group + 2 * half..4 * group + 2 * half + 2 {
@@ -235,18 +229,26 @@ impl Panels {
     }
 
     /// Σ_g offset_g · Σ q_x per row of a panel block, in i32 lanes, from
-    /// each row's sixteen group sums.
+    /// each row's sixteen group sums, two groups at a time.
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     fn offset_sums<const A: usize>(&self, index: usize, group_sums: [&[i16]; A]) -> [__m256i; A] {
-        let offsets = self.offsets[index * OFFSET_LANES..(index + 1) * OFFSET_LANES].as_ptr();
         let mut sums = [_mm256_setzero_si256(); A];
         for pair in 0..8 {
-            // SAFETY: eight vectors of sixteen offset lanes per panel block.
-            let o = unsafe { widen(offsets.add(16 * pair)) };
-            let o = match self.format {
-                KFormat::Q4K => o,
-                KFormat::Q6K => _mm256_slli_epi16::<5>(o),
+            // Lanes 2r and 2r + 1: row r's offsets of groups 2·pair and
+            // 2·pair + 1. SAFETY: eight sub-blocks' mins (Q4_K) or sixteen
+            // groups' scales (Q6_K) of eight rows per panel block.
+            let o = unsafe {
+                match self.format {
+                    KFormat::Q4K => {
+                        let mins = self.offsets[index * Q4K_OFFSET_BYTES..].as_ptr();
+                        widen_twice(mins.add(PANEL * pair))
+                    }
+                    KFormat::Q6K => {
+                        let scales = self.scales[index * Q6K_SCALE_BYTES..].as_ptr();
+                        _mm256_slli_epi16::<5>(widen_interleaved(scales.add(2 * PANEL * pair)))
+                    }
+                }
             };
             for a in 0..A {
                 let two = i32::from(group_sums[a][2 * pair] as u16)
@@ -264,15 +266,32 @@ fn byte(value: i16) -> i8 {
     i8::try_from(value).expect("a K-quant scale or min is one byte")
 }
 
-/// Sixteen bytes at `lanes`, sign-extended to sixteen i16 lanes.
+/// Eight rows' bytes at `rows`, each sign-extended into two i16 lanes:
+/// row r's in lanes 2r and 2r + 1, the two that `_mm256_madd_epi16` adds
+/// into its i32 lane r.
 ///
 /// # Safety
-/// `lanes` points at sixteen readable bytes.
+/// `rows` points at eight readable bytes.
 #[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn widen(lanes: *const i8) -> __m256i {
+unsafe fn widen_twice(rows: *const i8) -> __m256i {
     // SAFETY: the caller's.
-    _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(lanes.cast()) })
+    let v = unsafe { _mm_loadl_epi64(rows.cast()) };
+    _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, v))
+}
+
+/// Two groups' eight rows' bytes at `rows`, sign-extended and interleaved
+/// row by row: row r's of the first group in lane 2r, of the second in
+/// lane 2r + 1.
+///
+/// # Safety
+/// `rows` points at sixteen readable bytes.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn widen_interleaved(rows: *const i8) -> __m256i {
+    // SAFETY: the caller's.
+    let v = unsafe { _mm_loadu_si128(rows.cast()) };
+    _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(v, _mm_srli_si128::<8>(v)))
 }
 
 impl<'a> panel_rows::Kernel<'a> for Panels {
