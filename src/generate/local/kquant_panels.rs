@@ -233,20 +233,22 @@ impl Panels {
     #[inline]
     #[target_feature(enable = "avx2,fma,f16c")]
     fn offset_sums<const A: usize>(&self, index: usize, group_sums: [&[i16]; A]) -> [__m256i; A] {
+        // The block's Q4_K mins or Q6_K scales, sliced once for all pairs.
+        let offsets = match self.format {
+            KFormat::Q4K => &self.offsets[index * Q4K_OFFSET_BYTES..][..Q4K_OFFSET_BYTES],
+            KFormat::Q6K => &self.scales[index * Q6K_SCALE_BYTES..][..Q6K_SCALE_BYTES],
+        }
+        .as_ptr();
         let mut sums = [_mm256_setzero_si256(); A];
         for pair in 0..8 {
             // Lanes 2r and 2r + 1: row r's offsets of groups 2·pair and
             // 2·pair + 1. SAFETY: eight sub-blocks' mins (Q4_K) or sixteen
-            // groups' scales (Q6_K) of eight rows per panel block.
+            // groups' scales (Q6_K) of eight rows, as sliced above.
             let o = unsafe {
                 match self.format {
-                    KFormat::Q4K => {
-                        let mins = self.offsets[index * Q4K_OFFSET_BYTES..].as_ptr();
-                        widen_twice(mins.add(PANEL * pair))
-                    }
+                    KFormat::Q4K => widen_twice(offsets.add(PANEL * pair)),
                     KFormat::Q6K => {
-                        let scales = self.scales[index * Q6K_SCALE_BYTES..].as_ptr();
-                        _mm256_slli_epi16::<5>(widen_interleaved(scales.add(2 * PANEL * pair)))
+                        _mm256_slli_epi16::<5>(widen_interleaved(offsets.add(2 * PANEL * pair)))
                     }
                 }
             };
