@@ -24,6 +24,7 @@
 //! threads.
 
 use super::decode_attention::HeadCache;
+use super::embedding::QuantizedEmbedding;
 use super::rope::{rope_tables, rotate_halves, rotate_pairs};
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
@@ -132,7 +133,7 @@ pub enum RopeStyle {
 }
 
 pub struct Llama {
-    embeddings: candle_nn::Embedding,
+    embeddings: QuantizedEmbedding,
     blocks: Vec<Block>,
     norm: RmsNorm,
     output: Linear,
@@ -230,7 +231,7 @@ impl Llama {
         let head_dim = hidden / heads;
         let mut tensor = |name: &str| content.tensor(reader, name, device);
         let embedding_weights = tensor("token_embd.weight")?;
-        let embeddings = candle_nn::Embedding::new(embedding_weights.dequantize(device)?, hidden);
+        let embeddings = QuantizedEmbedding::new(&embedding_weights)?;
         let norm = RmsNorm::from_qtensor(tensor("output_norm.weight")?, eps)?;
         // Tied embeddings: without output.weight the embedding matrix projects back.
         let matmul = |q: QTensor| linear(q, weights, device);
@@ -457,8 +458,7 @@ impl Llama {
         step: bool,
         mut attention: impl FnMut(usize, &Tensor, &Tensor, &Tensor) -> Result<Tensor>,
     ) -> Result<Tensor> {
-        let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
-        let mut x = self.embeddings.forward(&input)?;
+        let mut x = self.embeddings.forward(tokens, &self.device)?;
         for (index, block) in self.blocks.iter().enumerate() {
             let normed = block.attention_norm.forward(&x)?;
             let (q, k, v) = (

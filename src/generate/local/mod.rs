@@ -12,6 +12,7 @@
 //! Chat prompts are rendered with the model's ChatML template.
 
 mod decode_attention;
+mod embedding;
 mod engine;
 mod kquant_int8;
 #[cfg(target_arch = "x86_64")]
