@@ -23,15 +23,13 @@
 //! a rayon worker, so that their parallel loops do not each pay for waking
 //! threads.
 
-use super::decode_attention::HeadCache;
+use super::attention::{LayerCache, Rotary, attend_rows};
 use super::embedding::QuantizedEmbedding;
-use super::rope::{rope_tables, rotate_halves, rotate_pairs};
+use super::rope::rope_tables;
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
-
-use rayon::prelude::*;
 
 use super::packed::{Activations, PackedMatrix};
 
@@ -104,15 +102,6 @@ pub struct KvCache {
     blocks: Vec<LayerCache>,
 }
 
-/// One block's keys (after the rotary embedding) and values: a row of
-/// kv_heads × head_dim values per position, appended as the sequence runs,
-/// so a decode step neither copies nor repeats what is already there.
-#[derive(Clone, Default)]
-struct LayerCache {
-    keys: Vec<f32>,
-    values: Vec<f32>,
-}
-
 /// The model's shape, from the GGUF metadata.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
@@ -137,9 +126,7 @@ pub struct Llama {
     blocks: Vec<Block>,
     norm: RmsNorm,
     output: Linear,
-    cos: Tensor,
-    sin: Tensor,
-    /// The same tables as rows of head_dim / 2 values, for decode steps.
+    /// The rotary tables as rows of head_dim / 2 values, one per position.
     cos_rows: Vec<f32>,
     sin_rows: Vec<f32>,
     shape: Shape,
@@ -274,8 +261,6 @@ impl Llama {
             blocks,
             norm,
             output,
-            cos,
-            sin,
             cos_rows,
             sin_rows,
             shape: Shape {
@@ -329,22 +314,13 @@ impl Llama {
     ) -> Result<Tensor> {
         let n = tokens.len();
         self.check_context(position + n)?;
-        let mask = (n > 1)
-            .then(|| candle_transformers::utils::build_causal_mask(n, position, &self.device))
-            .transpose()?;
-        let rope = (
-            self.cos.narrow(0, position, n)?,
-            self.sin.narrow(0, position, n)?,
-        );
         let x = self.layers(tokens, false, |index, q, k, v| {
-            attend(
-                q,
-                k,
-                v,
-                mask.as_ref(),
-                &rope,
-                &mut cache.blocks[index],
-                self.shape,
+            let (mut q, mut k, v) = (flat(q)?, flat(k)?, flat(v)?);
+            let y = self.attend_rows(&mut q, &mut k, &v, position, &mut cache.blocks[index]);
+            Tensor::from_vec(
+                y,
+                (1, n, self.shape.heads * self.shape.head_dim),
+                &self.device,
             )
         })?;
         let x = match logits {
@@ -389,7 +365,7 @@ impl Llama {
             let (q_width, kv_width) = (q.len() / tokens.len(), k.len() / tokens.len());
             let mut out = Vec::with_capacity(q.len());
             for (i, &position) in positions.iter().enumerate() {
-                out.extend(self.attend_step(
+                out.extend(self.attend_rows(
                     &mut q[i * q_width..(i + 1) * q_width],
                     &mut k[i * kv_width..(i + 1) * kv_width],
                     &v[i * kv_width..(i + 1) * kv_width],
@@ -402,12 +378,8 @@ impl Llama {
         self.output.forward(&x, true)?.to_dtype(DType::F32)
     }
 
-    /// Attention of one sequence's new row in a decode step, on plain
-    /// slices: the rotary embedding of `q` and `k` at `position` (in place),
-    /// `k` and `v` appended to the cache, then each head's softmax over the
-    /// cache, split across rayon's threads by head. The same arithmetic as
-    /// [`attend`] up to the order of sums. Returns heads × head_dim values.
-    fn attend_step(
+    /// [`attend_rows`] with this model's shape and rotary tables.
+    fn attend_rows(
         &self,
         q: &mut [f32],
         k: &mut [f32],
@@ -415,36 +387,11 @@ impl Llama {
         position: usize,
         cache: &mut LayerCache,
     ) -> Vec<f32> {
-        let Shape {
-            heads,
-            kv_heads,
-            head_dim,
-            ..
-        } = self.shape;
-        let half = head_dim / 2;
-        let cos = &self.cos_rows[position * half..(position + 1) * half];
-        let sin = &self.sin_rows[position * half..(position + 1) * half];
-        let rotate = match self.shape.rope {
-            RopeStyle::Interleaved => rotate_pairs,
-            RopeStyle::Neox => rotate_halves,
+        let rotary = Rotary {
+            cos_rows: &self.cos_rows,
+            sin_rows: &self.sin_rows,
         };
-        rotate(q, cos, sin);
-        rotate(k, cos, sin);
-        cache.keys.extend_from_slice(k);
-        cache.values.extend_from_slice(v);
-        let head = HeadCache {
-            keys: &cache.keys,
-            values: &cache.values,
-            row: kv_heads * head_dim,
-            scale: (head_dim as f64).sqrt(),
-        };
-        let repeat = heads / kv_heads;
-        let mut out = vec![0f32; heads * head_dim];
-        out.par_chunks_mut(head_dim)
-            .zip(q.par_chunks(head_dim))
-            .enumerate()
-            .for_each(|(index, (out, q))| head.attend(q, index / repeat * head_dim, out));
-        out
+        attend_rows(self.shape, &rotary, q, k, v, position, cache)
     }
 
     /// The blocks over `tokens` as one (1, n, hidden) batch: every weight
@@ -474,71 +421,6 @@ impl Llama {
         }
         self.norm.forward(&x)?.squeeze(0)
     }
-}
-
-/// Attention of one sequence's rows: `q`, `k`, `v` are its (1, n, ·)
-/// projections at the positions `rope` covers, `cache` its keys and values
-/// before them (extended here). Returns (1, n, hidden).
-fn attend(
-    q: &Tensor,
-    k: &Tensor,
-    v: &Tensor,
-    mask: Option<&Tensor>,
-    (cos, sin): &(Tensor, Tensor),
-    cache: &mut LayerCache,
-    shape: Shape,
-) -> Result<Tensor> {
-    let (batch, n, _) = q.dims3()?;
-    let heads = |t: &Tensor, count: usize| {
-        t.reshape((batch, n, count, shape.head_dim))?
-            .transpose(1, 2)?
-            .contiguous()
-    };
-    let q = heads(q, shape.heads)?;
-    let k = heads(k, shape.kv_heads)?;
-    let v = heads(v, shape.kv_heads)?;
-    let rotate = match shape.rope {
-        RopeStyle::Interleaved => candle_nn::rotary_emb::rope_i,
-        RopeStyle::Neox => candle_nn::rotary_emb::rope,
-    };
-    let (q, k) = (rotate(&q, cos, sin)?, rotate(&k, cos, sin)?);
-    let row = shape.kv_heads * shape.head_dim;
-    let past = cache.keys.len() / row;
-    // (1, n, kv_heads, head_dim) rows, as the cache keeps them.
-    let rows = |t: &Tensor| flat(&t.transpose(1, 2)?);
-    let (new_keys, new_values) = (rows(&k)?, rows(&v)?);
-    let (k, v) = if past > 0 {
-        let stored = |data: &[f32]| {
-            Tensor::from_slice(data, (1, past, shape.kv_heads, shape.head_dim), k.device())?
-                .transpose(1, 2)?
-                .contiguous()
-        };
-        (
-            Tensor::cat(&[&stored(&cache.keys)?, &k], 2)?,
-            Tensor::cat(&[&stored(&cache.values)?, &v], 2)?,
-        )
-    } else {
-        (k, v)
-    };
-    cache.keys.extend(new_keys);
-    cache.values.extend(new_values);
-    let repeat = shape.heads / shape.kv_heads;
-    let k = candle_transformers::utils::repeat_kv(k, repeat)?;
-    let v = candle_transformers::utils::repeat_kv(v, repeat)?.contiguous()?;
-    let scores = (q.matmul(&k.t()?)? / (shape.head_dim as f64).sqrt())?;
-    let scores = match mask {
-        Some(mask) => {
-            let mask = mask.broadcast_as(scores.shape())?;
-            let neg_inf =
-                Tensor::new(f32::NEG_INFINITY, scores.device())?.broadcast_as(scores.shape())?;
-            mask.where_cond(&neg_inf, &scores)?
-        }
-        None => scores,
-    };
-    let weights = candle_nn::ops::softmax_last_dim(&scores)?;
-    let y = weights.matmul(&v)?;
-    y.transpose(1, 2)?
-        .reshape((batch, n, shape.heads * shape.head_dim))
 }
 
 /// A tensor's values in row-major order.

@@ -11,7 +11,7 @@
 //! sampled from one prompt, asked one after the other, prefill it once.
 //! Chat prompts are rendered with the model's ChatML template.
 
-mod decode_attention;
+mod attention;
 mod embedding;
 mod engine;
 mod kquant_int8;

@@ -1,7 +1,7 @@
 //! The rotary position embedding of the local model: the cos/sin tables
 //! and the two ways a head's dimensions turn together (llama's interleaved
-//! pairs, qwen2's NEOX halves), for the decode step's own loop. Passes over
-//! a prompt use candle's kernels with the same tables.
+//! pairs, qwen2's NEOX halves), which `attention` applies row by row, in a
+//! pass over a prompt as in a decode step.
 
 use candle_core::{D, DType, Device, Result, Tensor};
 
