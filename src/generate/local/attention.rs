@@ -24,9 +24,9 @@ pub(super) struct LayerCache {
 }
 
 /// The rotary tables as rows of head_dim / 2 values, one per position.
-pub(super) struct Rotary<'a> {
-    pub(super) cos_rows: &'a [f32],
-    pub(super) sin_rows: &'a [f32],
+pub(super) struct Rotary {
+    pub(super) cos_rows: Vec<f32>,
+    pub(super) sin_rows: Vec<f32>,
 }
 
 /// Attention of `q`, `k` and `v`'s n rows (heads × head_dim and kv_heads ×
@@ -506,10 +506,7 @@ mod tests {
             let n = 4 + BLOCK + 5;
             let (q_width, kv_width) = (shape.heads * head_dim, shape.kv_heads * head_dim);
             let (cos_rows, sin_rows) = tables(head_dim, n);
-            let rotary = Rotary {
-                cos_rows: &cos_rows,
-                sin_rows: &sin_rows,
-            };
+            let rotary = Rotary { cos_rows, sin_rows };
             let (q, k, v) = (
                 values(n * q_width, 1),
                 values(n * kv_width, 2),
@@ -542,10 +539,7 @@ mod tests {
     fn rows_must_start_where_the_cache_ends() {
         let shape = shape(16, RopeStyle::Neox);
         let (cos_rows, sin_rows) = tables(16, 4);
-        let rotary = Rotary {
-            cos_rows: &cos_rows,
-            sin_rows: &sin_rows,
-        };
+        let rotary = Rotary { cos_rows, sin_rows };
         let (mut q, mut k, v) = (values(6 * 16, 1), values(2 * 16, 2), values(2 * 16, 3));
         attend_rows(
             shape,

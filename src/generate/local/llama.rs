@@ -126,9 +126,7 @@ pub struct Llama {
     blocks: Vec<Block>,
     norm: RmsNorm,
     output: Linear,
-    /// The rotary tables as rows of head_dim / 2 values, one per position.
-    cos_rows: Vec<f32>,
-    sin_rows: Vec<f32>,
+    rotary: Rotary,
     shape: Shape,
     device: Device,
 }
@@ -261,8 +259,7 @@ impl Llama {
             blocks,
             norm,
             output,
-            cos_rows,
-            sin_rows,
+            rotary: Rotary { cos_rows, sin_rows },
             shape: Shape {
                 heads,
                 kv_heads,
@@ -316,7 +313,15 @@ impl Llama {
         self.check_context(position + n)?;
         let x = self.layers(tokens, false, |index, q, k, v| {
             let (mut q, mut k, v) = (flat(q)?, flat(k)?, flat(v)?);
-            let y = self.attend_rows(&mut q, &mut k, &v, position, &mut cache.blocks[index]);
+            let y = attend_rows(
+                self.shape,
+                &self.rotary,
+                &mut q,
+                &mut k,
+                &v,
+                position,
+                &mut cache.blocks[index],
+            );
             Tensor::from_vec(
                 y,
                 (1, n, self.shape.heads * self.shape.head_dim),
@@ -365,7 +370,9 @@ impl Llama {
             let (q_width, kv_width) = (q.len() / tokens.len(), k.len() / tokens.len());
             let mut out = Vec::with_capacity(q.len());
             for (i, &position) in positions.iter().enumerate() {
-                out.extend(self.attend_rows(
+                out.extend(attend_rows(
+                    self.shape,
+                    &self.rotary,
                     &mut q[i * q_width..(i + 1) * q_width],
                     &mut k[i * kv_width..(i + 1) * kv_width],
                     &v[i * kv_width..(i + 1) * kv_width],
@@ -376,22 +383,6 @@ impl Llama {
             Tensor::from_vec(out, (1, tokens.len(), q_width), &self.device)
         })?;
         self.output.forward(&x, true)?.to_dtype(DType::F32)
-    }
-
-    /// [`attend_rows`] with this model's shape and rotary tables.
-    fn attend_rows(
-        &self,
-        q: &mut [f32],
-        k: &mut [f32],
-        v: &[f32],
-        position: usize,
-        cache: &mut LayerCache,
-    ) -> Vec<f32> {
-        let rotary = Rotary {
-            cos_rows: &self.cos_rows,
-            sin_rows: &self.sin_rows,
-        };
-        attend_rows(self.shape, &rotary, q, k, v, position, cache)
     }
 
     /// The blocks over `tokens` as one (1, n, hidden) batch: every weight
