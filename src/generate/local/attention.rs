@@ -1,13 +1,14 @@
 //! Attention of one sequence's new rows over its cached keys and values,
 //! on plain slices: the rotary embedding of the rows, their keys and values
 //! appended to the layer's cache, then each query head's softmax over its
-//! key/value head up to the row's own position, in explicit 8-lane FMAs on
-//! AVX2 for the usual head widths. A pass over a prompt and a decode step
-//! run this same code, so a row's attention has the same bits either way,
-//! and a prompt's causal mask is where each row's keys end: no n × n score
-//! matrix is made (at 1,934 tokens candle's masked products made four of
-//! 180 MB per layer, each in fresh pages). Not here: the projections around
-//! it (`llama`) or the rotary tables (`rope`).
+//! key/value head up to the row's own position. A decode step's single row
+//! runs in explicit 8-lane FMAs on AVX2 for the usual head widths; a pass
+//! over a prompt runs in blocks of rows through `gemm` products, the same
+//! arithmetic up to the order of sums. Either way a prompt's causal mask is
+//! where each row's keys end: no n × n score matrix is made (at 1,934
+//! tokens candle's masked products made four of 180 MB per layer, each in
+//! fresh pages). Not here: the projections around it (`llama`) or the
+//! rotary tables (`rope`).
 
 use rayon::prelude::*;
 
@@ -34,8 +35,8 @@ pub(super) struct Rotary {
 /// layer cache is `cache`, which holds the `position` rows before them.
 /// Rotates `q` and `k` in place and appends `k` and `v` to the cache; each
 /// row's heads then attend over the cache up to the row itself, split
-/// across rayon's threads by row and head. Returns n × heads × head_dim
-/// values.
+/// across rayon's threads by head (one row) or by block of rows and head.
+/// Returns n × heads × head_dim values.
 pub(super) fn attend_rows(
     shape: Shape,
     rotary: &Rotary,
@@ -171,68 +172,94 @@ impl CacheView<'_> {
         // Keys up to the block's last row; row i sees the first `start + i + 1`.
         let start = self.position + first;
         let seen = start + count;
-        let queries = &q[first * q_width + head * head_dim..];
-        assert!(queries.len() >= (count - 1) * q_width + head_dim);
-        assert!(self.keys.len() >= (seen - 1) * kv_width + offset + head_dim);
+        let queries = Strided {
+            data: &q[first * q_width + head * head_dim..],
+            row: q_width,
+            column: 1,
+        };
+        let keys = Strided {
+            data: &self.keys[offset..],
+            row: 1,
+            column: kv_width,
+        };
         let mut scores = vec![0f32; count * seen];
-        // SAFETY: the two asserts keep every element the strides reach in
-        // `queries` and `keys`; `scores` is count × seen, row-major.
-        unsafe {
-            gemm::gemm(
-                count,
-                seen,
-                head_dim,
-                scores.as_mut_ptr(),
-                1,
-                seen as isize,
-                false,
-                queries.as_ptr(),
-                1,
-                q_width as isize,
-                self.keys[offset..].as_ptr(),
-                kv_width as isize,
-                1,
-                0.0,
-                1.0 / (head_dim as f32).sqrt(),
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            );
-        }
+        product(
+            &mut scores,
+            seen,
+            head_dim,
+            queries,
+            keys,
+            1.0 / (head_dim as f32).sqrt(),
+        );
         for (i, row) in scores.chunks_exact_mut(seen).enumerate() {
             let (visible, masked) = row.split_at_mut(start + i + 1);
             softmax_in_place(visible);
             masked.fill(0.0);
         }
-        assert!(self.values.len() >= (seen - 1) * kv_width + offset + head_dim);
+        let weights = Strided {
+            data: &scores,
+            row: seen,
+            column: 1,
+        };
+        let values = Strided {
+            data: &self.values[offset..],
+            row: kv_width,
+            column: 1,
+        };
         let mut out = vec![0f32; count * head_dim];
-        // SAFETY: the assert keeps every element the strides reach in
-        // `values`; `scores` is count × seen and `out` count × head_dim.
-        unsafe {
-            gemm::gemm(
-                count,
-                head_dim,
-                seen,
-                out.as_mut_ptr(),
-                1,
-                head_dim as isize,
-                false,
-                scores.as_ptr(),
-                1,
-                seen as isize,
-                self.values[offset..].as_ptr(),
-                1,
-                kv_width as isize,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            );
-        }
+        product(&mut out, head_dim, seen, weights, values, 1.0);
         out
+    }
+}
+
+/// A matrix read from a slice: element (i, j) at `i · row + j · column`.
+struct Strided<'a> {
+    data: &'a [f32],
+    row: usize,
+    column: usize,
+}
+
+impl Strided<'_> {
+    /// Whether every element of a rows × columns matrix lies in the slice.
+    fn holds(&self, rows: usize, columns: usize) -> bool {
+        rows == 0
+            || columns == 0
+            || (rows - 1) * self.row + (columns - 1) * self.column < self.data.len()
+    }
+}
+
+/// `out` (rows of `columns`) = `scale` · `lhs` (rows × `inner`) · `rhs`
+/// (`inner` × columns), on the calling thread.
+fn product(out: &mut [f32], columns: usize, inner: usize, lhs: Strided, rhs: Strided, scale: f32) {
+    let rows = out.len() / columns;
+    assert!(
+        lhs.holds(rows, inner) && rhs.holds(inner, columns),
+        "a factor ends early"
+    );
+    // SAFETY: the assert keeps every element the strides reach inside `lhs`
+    // and `rhs`; `out` is rows × columns, row-major.
+    unsafe {
+        gemm::gemm(
+            rows,
+            columns,
+            inner,
+            out.as_mut_ptr(),
+            1,
+            columns as isize,
+            false,
+            lhs.data.as_ptr(),
+            lhs.column as isize,
+            lhs.row as isize,
+            rhs.data.as_ptr(),
+            rhs.column as isize,
+            rhs.row as isize,
+            0.0,
+            scale,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
     }
 }
 
