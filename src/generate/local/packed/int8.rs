@@ -5,6 +5,7 @@
 
 use super::{BLOCK_WEIGHTS, Format};
 use half::f16;
+use rayon::prelude::*;
 
 /// Activation rows quantized as llama.cpp's Q8_1 blocks: per 32 values the
 /// scale d = max|x| / 127 (stored as f16), quants round(x / d), and
@@ -23,27 +24,23 @@ impl Int8Rows {
     pub(super) fn quantize(x: &[f32], rows: usize, inputs: usize) -> Int8Rows {
         let blocks = x.len() / BLOCK_WEIGHTS;
         let mut quantized = Int8Rows {
-            quants: Vec::with_capacity(x.len()),
-            scales: Vec::with_capacity(blocks),
-            sums: Vec::with_capacity(blocks),
-            quant_sums: Vec::with_capacity(blocks),
+            quants: vec![0; x.len()],
+            scales: vec![0.0; blocks],
+            sums: vec![0.0; blocks],
+            quant_sums: vec![0; blocks],
             blocks_per_row: inputs / BLOCK_WEIGHTS,
         };
         debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
-        for block in x.chunks_exact(BLOCK_WEIGHTS) {
-            let max = block.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let d = max / 127.0;
-            let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
-            let mut sum = 0i32;
-            for v in block {
-                let q = (v * inverse).round() as i8;
-                sum += i32::from(q);
-                quantized.quants.push(q);
-            }
-            quantized.scales.push(f16::from_f32(d).to_f32());
-            quantized.sums.push(f16::from_f32(d * sum as f32).to_f32());
-            quantized.quant_sums.push(sum);
-        }
+        // On every thread, as `SuperRows::quantize`.
+        let chunk = CHUNK_BLOCKS;
+        x.par_chunks(chunk * BLOCK_WEIGHTS)
+            .zip(quantized.quants.par_chunks_mut(chunk * BLOCK_WEIGHTS))
+            .zip(quantized.scales.par_chunks_mut(chunk))
+            .zip(quantized.sums.par_chunks_mut(chunk))
+            .zip(quantized.quant_sums.par_chunks_mut(chunk))
+            .for_each(|((((x, quants), scales), sums), quant_sums)| {
+                quantize_blocks(x, quants, scales, sums, quant_sums)
+            });
         quantized
     }
 
@@ -57,6 +54,83 @@ impl Int8Rows {
     pub(super) fn rows(&self) -> usize {
         self.scales.len() / self.blocks_per_row.max(1)
     }
+}
+
+/// Blocks per task when a pass's rows are quantized across threads.
+const CHUNK_BLOCKS: usize = 512;
+
+/// Consecutive blocks of `x` into their quants, scales, scaled sums and
+/// sums of quants.
+fn quantize_blocks(
+    x: &[f32],
+    quants: &mut [i8],
+    scales: &mut [f32],
+    sums: &mut [f32],
+    quant_sums: &mut [i32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2_kernels() {
+        // SAFETY: the features the function is compiled for were just detected.
+        return unsafe { quantize_blocks_avx2(x, quants, scales, sums, quant_sums) };
+    }
+    quantize_blocks_inline(x, quants, scales, sums, quant_sums);
+}
+
+/// The same body, compiled where `f32::round` is two instructions
+/// rather than a call to libm per value.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn quantize_blocks_avx2(
+    x: &[f32],
+    quants: &mut [i8],
+    scales: &mut [f32],
+    sums: &mut [f32],
+    quant_sums: &mut [i32],
+) {
+    quantize_blocks_inline(x, quants, scales, sums, quant_sums);
+}
+
+#[inline(always)]
+fn quantize_blocks_inline(
+    x: &[f32],
+    quants: &mut [i8],
+    scales: &mut [f32],
+    sums: &mut [f32],
+    quant_sums: &mut [i32],
+) {
+    let blocks = x
+        .chunks_exact(BLOCK_WEIGHTS)
+        .zip(quants.chunks_exact_mut(BLOCK_WEIGHTS))
+        .zip(scales.iter_mut().zip(sums.iter_mut().zip(quant_sums)));
+    for ((block, quants), (scale, (sum, quant_sum))) in blocks {
+        let d = max_abs(block) / 127.0;
+        let inverse = if d == 0.0 { 0.0 } else { 1.0 / d };
+        for (q, &v) in quants.iter_mut().zip(block) {
+            *q = (v * inverse).round() as i8;
+        }
+        let total: i32 = quants.iter().map(|&q| i32::from(q)).sum();
+        *scale = f16::from_f32(d).to_f32();
+        *sum = f16::from_f32(d * total as f32).to_f32();
+        *quant_sum = total;
+    }
+}
+
+/// The largest |v| of `values`, as a sequential `fold` of `f32::max`
+/// gives it (max ignores NaN and is exact, so the order does not matter),
+/// in eight independent lanes that the compiler turns into vector
+/// maxima; the sequential chain cost several cycles a value.
+#[inline]
+pub(in super::super) fn max_abs(values: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut lanes = [0f32; LANES];
+    let mut chunks = values.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for (lane, &v) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(v.abs());
+        }
+    }
+    let rest = chunks.remainder().iter().fold(0f32, |m, v| m.max(v.abs()));
+    lanes.iter().fold(rest, |m, &v| m.max(v))
 }
 
 /// One weight row (as blocks) against every quantized row: per block
@@ -270,5 +344,32 @@ mod avx2 {
         let low = _mm_and_si128(qs, mask);
         let high = _mm_and_si128(_mm_srli_epi16::<4>(qs), mask);
         (d, m, _mm256_set_m128i(high, low))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Q8_1 rows as llama.cpp quantizes them (ties away from zero), and a
+    /// pass's rows, quantized in chunks across threads, as each row alone.
+    #[test]
+    fn rows_quantize_alike_in_a_pass_and_alone() {
+        let (inputs, rows) = (20 * BLOCK_WEIGHTS, 60);
+        assert!(rows * 20 > 2 * CHUNK_BLOCKS, "the pass spans several chunks");
+        let mut x: Vec<f32> = (0..rows * inputs)
+            .map(|i| ((i * 7919 % 2003) as f32 - 1001.0) / 97.0)
+            .collect();
+        (x[0], x[1], x[2]) = (-127.0, 2.5, -2.5); // d = 1
+        let pass = Int8Rows::quantize(&x, rows, inputs);
+        assert_eq!(pass.block(0, 0).0[..3], [-127, 3, -3]);
+        for r in 0..rows {
+            let alone = Int8Rows::quantize(&x[r * inputs..(r + 1) * inputs], 1, inputs);
+            for b in 0..20 {
+                assert_eq!(pass.block(r, b), alone.block(0, b), "row {r} block {b}");
+                let index = r * 20 + b;
+                assert_eq!(pass.quant_sums[index], alone.quant_sums[b]);
+            }
+        }
     }
 }
