@@ -86,19 +86,29 @@ fn quantize_blocks(x: &[f32], quants: &mut [i8], scales: &mut [f32], sums: &mut 
         // SAFETY: the features the function is compiled for were just detected.
         return unsafe { quantize_blocks_avx2(x, quants, scales, sums) };
     }
-    quantize_blocks_inline(x, quants, scales, sums);
+    quantize_blocks_with(x, quants, scales, sums, round_portable);
 }
 
-/// The same body, compiled where rounding to nearest-even is one
-/// instruction rather than a call.
+/// The same loop compiled for AVX2, with the vector rounding.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 fn quantize_blocks_avx2(x: &[f32], quants: &mut [i8], scales: &mut [f32], sums: &mut [i16]) {
-    quantize_blocks_inline(x, quants, scales, sums);
+    // The closure has this function's features, so it may call round_avx2.
+    quantize_blocks_with(x, quants, scales, sums, |inverse, block, quants| {
+        round_avx2(inverse, block, quants)
+    });
 }
 
+/// Each block's extreme and scale, with `round(inverse, block, quants)`
+/// putting its quants.
 #[inline(always)]
-fn quantize_blocks_inline(x: &[f32], quants: &mut [i8], scales: &mut [f32], sums: &mut [i16]) {
+fn quantize_blocks_with(
+    x: &[f32],
+    quants: &mut [i8],
+    scales: &mut [f32],
+    sums: &mut [i16],
+    round: impl Fn(f32, &[f32], &mut [i8]),
+) {
     let blocks = x
         .chunks_exact(SUPER_BLOCK)
         .zip(quants.chunks_exact_mut(SUPER_BLOCK))
@@ -114,13 +124,49 @@ fn quantize_blocks_inline(x: &[f32], quants: &mut [i8], scales: &mut [f32], sums
             continue;
         };
         let inverse = -127.0 / extreme;
-        for (q, &v) in quants.iter_mut().zip(block) {
-            *q = ((inverse * v).round_ties_even() as i32).min(127) as i8;
-        }
+        round(inverse, block, quants);
         for (sum, group) in sums.iter_mut().zip(quants.chunks_exact(GROUP)) {
             *sum = group.iter().map(|&q| i16::from(q)).sum();
         }
         *scale = 1.0 / inverse;
+    }
+}
+
+/// Q8_K's quants: inverse · v rounded to nearest-even, at most 127.
+fn round_portable(inverse: f32, block: &[f32], quants: &mut [i8]) {
+    for (q, &v) in quants.iter_mut().zip(block) {
+        *q = ((inverse * v).round_ties_even() as i32).min(127) as i8;
+    }
+}
+
+/// [`round_portable`] eight values a vector. `as i32` made the compiler
+/// convert one value at a time, with a check for NaN and the bounds each;
+/// here a NaN is zeroed first, as `as` zeroes it, and |inverse · v| is at
+/// most 127 (and a rounding) by the extreme's choice, so `cvtps2dq`
+/// (nearest-even) and saturating packs give the same bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+fn round_avx2(inverse: f32, block: &[f32], quants: &mut [i8]) {
+    use std::arch::x86_64::*;
+    assert!(block.len() == SUPER_BLOCK && quants.len() == SUPER_BLOCK);
+    let inverse = _mm256_set1_ps(inverse);
+    let most = _mm256_set1_epi32(127);
+    // packs interleaves the 128-bit halves; this puts the dwords back.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (values, out) in block.chunks_exact(32).zip(quants.chunks_exact_mut(32)) {
+        let rounded: [__m256i; 4] = std::array::from_fn(|i| {
+            // SAFETY: 32 values per chunk.
+            let v = unsafe { _mm256_loadu_ps(values.as_ptr().add(8 * i)) };
+            let scaled = _mm256_mul_ps(inverse, v);
+            let ordered = _mm256_cmp_ps::<_CMP_ORD_Q>(scaled, scaled);
+            let scaled = _mm256_and_ps(scaled, ordered);
+            _mm256_min_epi32(_mm256_cvtps_epi32(scaled), most)
+        });
+        let low = _mm256_packs_epi32(rounded[0], rounded[1]);
+        let high = _mm256_packs_epi32(rounded[2], rounded[3]);
+        let bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(low, high), order);
+        // SAFETY: 32 quants per chunk.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), bytes) };
     }
 }
 
@@ -309,6 +355,27 @@ mod avx2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The vector rounding gives the portable one's bytes, a NaN's too.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_rounding_is_the_portable_rounding() {
+        if !super::super::packed::has_avx2_kernels() {
+            println!("skipped: this CPU has no AVX2, so there is no vector rounding");
+            return;
+        }
+        let mut block: Vec<f32> = (0..SUPER_BLOCK)
+            .map(|i| (i as f32 - 128.0) / 2.0 + 0.25 * (i % 3) as f32)
+            .collect();
+        (block[0], block[1], block[2]) = (f32::NAN, 127.0, -127.5);
+        for inverse in [-127.0 / 127.5, 1.0, -0.37] {
+            let (mut vector, mut portable) = ([0i8; SUPER_BLOCK], [0i8; SUPER_BLOCK]);
+            // SAFETY: AVX2 was just detected.
+            unsafe { round_avx2(inverse, &block, &mut vector) };
+            round_portable(inverse, &block, &mut portable);
+            assert_eq!(vector, portable, "inverse {inverse}");
+        }
+    }
 
     /// A pass's rows, quantized in chunks across threads, get what each
     /// row gets alone; the extreme is the first of equal magnitudes, with
