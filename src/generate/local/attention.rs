@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use super::llama::{RopeStyle, Shape};
 use super::rope::{rotate_halves, rotate_pairs};
+use super::softmax::softmax_in_place;
 
 /// One block's keys (after the rotary embedding) and values: a row of
 /// kv_heads × head_dim values per position, appended as the sequence runs,
@@ -260,19 +261,6 @@ fn product(out: &mut [f32], columns: usize, inner: usize, lhs: Strided, rhs: Str
             false,
             gemm::Parallelism::None,
         );
-    }
-}
-
-/// exp(x − max) / Σ exp(x − max) over `scores`, in place.
-fn softmax_in_place(scores: &mut [f32]) {
-    let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0f32;
-    for w in scores.iter_mut() {
-        *w = (*w - max).exp();
-        sum += *w;
-    }
-    for w in scores.iter_mut() {
-        *w /= sum;
     }
 }
 

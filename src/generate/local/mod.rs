@@ -23,6 +23,7 @@ mod packed;
 #[cfg(target_arch = "x86_64")]
 mod panel_rows;
 mod rope;
+mod softmax;
 pub mod tokenizer;
 
 use std::path::Path;

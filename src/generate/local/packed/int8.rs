@@ -356,7 +356,10 @@ mod tests {
     #[test]
     fn rows_quantize_alike_in_a_pass_and_alone() {
         let (inputs, rows) = (20 * BLOCK_WEIGHTS, 60);
-        assert!(rows * 20 > 2 * CHUNK_BLOCKS, "the pass spans several chunks");
+        assert!(
+            rows * 20 > 2 * CHUNK_BLOCKS,
+            "the pass spans several chunks"
+        );
         let mut x: Vec<f32> = (0..rows * inputs)
             .map(|i| ((i * 7919 % 2003) as f32 - 1001.0) / 97.0)
             .collect();
