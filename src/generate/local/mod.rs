@@ -19,6 +19,7 @@ mod kquant_int8;
 mod kquant_panels;
 mod kquants;
 mod llama;
+mod logprobs;
 mod packed;
 #[cfg(target_arch = "x86_64")]
 mod panel_rows;
@@ -41,6 +42,8 @@ use tokenizers::Tokenizer;
 
 use llama::{KvCache, Llama};
 pub use llama::{Logits, Weights};
+pub use logprobs::log_softmax;
+use logprobs::top_k;
 
 use super::{Alternative, Backend, BackendId, GenerateError, Generation, Params, Token, stop_at};
 use crate::prompt::Prompt;
@@ -506,34 +509,6 @@ fn default_system(template: &str) -> Option<String> {
     })
 }
 
-/// log-softmax in f64, so tiny probabilities keep their digits.
-pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let log_sum = logits
-        .iter()
-        .map(|&l| (l as f64 - max).exp())
-        .sum::<f64>()
-        .ln();
-    logits.iter().map(|&l| l as f64 - max - log_sum).collect()
-}
-
-/// The `k` most likely ids with their log-probabilities, best first.
-fn top_k(log_probs: &[f64], k: usize) -> Vec<(u32, f64)> {
-    let mut indexed: Vec<(u32, f64)> = log_probs
-        .iter()
-        .enumerate()
-        .map(|(i, &lp)| (i as u32, lp))
-        .collect();
-    let k = k.min(indexed.len());
-    if k == 0 {
-        return Vec::new();
-    }
-    indexed.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
-    indexed.truncate(k);
-    indexed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    indexed
-}
-
 /// Greedy at temperature 0 (ties to the lowest id), else a seeded draw from
 /// softmax(logits / temperature).
 fn choose(
@@ -557,15 +532,6 @@ fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn log_softmax_and_top_k() {
-        let lp = log_softmax(&[1.0, 3.0, 2.0]);
-        let total: f64 = lp.iter().map(|l| l.exp()).sum();
-        assert!((total - 1.0).abs() < 1e-12);
-        let top: Vec<u32> = top_k(&lp, 2).iter().map(|t| t.0).collect();
-        assert_eq!(top, vec![1, 2]);
-    }
 
     #[test]
     fn system_prompt_from_the_template() {
