@@ -74,9 +74,12 @@ fn block_rows(rows: usize, threads: usize) -> usize {
     ROWS * groups.clamp(1, MAX_BLOCK_GROUPS)
 }
 
-/// Groups of [`ROWS`] per block: 32 rows of 8,960 8-bit values (Qwen
-/// 1.5B's widest input) are 287 KB.
-const MAX_BLOCK_GROUPS: usize = 8;
+/// Groups of [`ROWS`] per block: 64 rows of 8,960 8-bit values (Qwen
+/// 1.5B's widest input) are 573 KB, within a core's L2 here (1 MB). Each
+/// block streams every panel from memory once, so 64 rows halve what
+/// 32 read: three 1,934-token prompts on 1.5B took 66.3-66.7 s against
+/// 68.2-69.7 s (docs/src/benchmarks.md).
+const MAX_BLOCK_GROUPS: usize = 16;
 
 /// x · Wᵀ as `rows` rows of `outputs` values, `outputs` a multiple of
 /// [`PANEL`]: `prepare(first, count)` readies rows `first..first + count`
@@ -153,16 +156,16 @@ pub(super) unsafe fn broadcast_four(four: *const i8) -> std::arch::x86_64::__m25
 mod tests {
     use super::*;
 
-    /// A prompt's rows go in blocks of whole groups: at most eight groups
+    /// A prompt's rows go in blocks of whole groups: at most sixteen groups
     /// (a block's activations stay in a core's cache), and fewer where a
     /// short pass would otherwise leave a thread without two blocks.
     #[test]
     fn blocks_are_whole_groups_capped_and_shared_between_threads() {
-        assert_eq!(block_rows(643, 2), 8 * ROWS);
+        assert_eq!(block_rows(643, 2), 16 * ROWS);
         assert_eq!(block_rows(16, 2), ROWS);
         // 40 rows: ten groups over four blocks' worth of work, three a block.
         assert_eq!(block_rows(40, 2), 3 * ROWS);
-        assert_eq!(block_rows(10_000, 16), 8 * ROWS);
+        assert_eq!(block_rows(10_000, 16), 16 * ROWS);
         for (rows, threads) in [(17, 2), (100, 2), (643, 4), (5, 1)] {
             let block = block_rows(rows, threads);
             assert_eq!(block % ROWS, 0);
