@@ -91,7 +91,7 @@ pub(super) fn attend_rows(
 
 /// Query rows per block of a pass over a prompt: each block's scores are
 /// one matrix product per head, BLOCK × the keys it can see.
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
 /// A layer's cache after the new rows' keys and values were appended, the
 /// first new row at `position`.
@@ -511,7 +511,7 @@ mod tests {
     #[test]
     fn rows_attend_causally_over_the_cache_in_passes_and_in_steps() {
         // 16 takes the portable decode loop, 64 and 128 the AVX2 one where
-        // the CPU has it; the second pass of 37 rows is a whole block and 5.
+        // the CPU has it; the second pass is a whole block and 5 rows.
         for (head_dim, rope) in [
             (16, RopeStyle::Interleaved),
             (64, RopeStyle::Neox),
