@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::llama::{RopeStyle, Shape};
 use super::rope::{rotate_halves, rotate_pairs};
-use super::softmax::softmax_in_place;
+use super::vector_exp::softmax_in_place;
 
 /// One block's keys (after the rotary embedding) and values: a row of
 /// kv_heads × head_dim values per position, appended as the sequence runs,

@@ -26,6 +26,7 @@
 use super::attention::{LayerCache, Rotary, attend_rows};
 use super::embedding::QuantizedEmbedding;
 use super::rope::rope_tables;
+use super::vector_exp::silu_times;
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Device, IndexOp, Module, Result, Tensor};
@@ -56,6 +57,16 @@ impl Linear {
     }
 
     fn product(&self, x: &Tensor, step: bool) -> Result<Tensor> {
+        match self.packed_product(x, step)? {
+            Some((y, dims)) => Tensor::from_vec(y, dims, x.device()),
+            None => self.dense.forward(x),
+        }
+    }
+
+    /// x · Wᵀ through the GGUF blocks, with the output's shape, where this
+    /// pass uses them (else None): plain values, so that the MLP's gate
+    /// can be applied to them in place.
+    fn packed_product(&self, x: &Tensor, step: bool) -> Result<Option<(Vec<f32>, Vec<usize>)>> {
         let packed = self.packed.as_ref().filter(|p| step || p.every_pass);
         let Some(Packed {
             matrix: packed,
@@ -63,15 +74,29 @@ impl Linear {
             ..
         }) = packed
         else {
-            return self.dense.forward(x);
+            return Ok(None);
         };
         let mut dims = x.dims().to_vec();
         let inputs = dims.pop().unwrap_or(0);
         let rows = x.elem_count() / inputs.max(1);
         let values = x.flatten_all()?.to_dtype(DType::F32)?.to_vec1::<f32>()?;
         dims.push(packed.outputs());
-        let y = packed.matmul(&values, rows, *activations);
-        Tensor::from_vec(y, dims, x.device())
+        Ok(Some((packed.matmul(&values, rows, *activations), dims)))
+    }
+}
+
+impl Block {
+    /// silu(x · gateᵀ) · (x · upᵀ): on the GGUF blocks' products in place,
+    /// with vector exponentials (`vector_exp`); on candle's ops for the
+    /// dense layout's passes.
+    fn swiglu(&self, x: &Tensor, step: bool) -> Result<Tensor> {
+        if let Some((mut gate, dims)) = self.gate.packed_product(x, step)? {
+            if let Some((up, _)) = self.up.packed_product(x, step)? {
+                silu_times(&mut gate, &up);
+                return Tensor::from_vec(gate, dims, x.device());
+            }
+        }
+        candle_nn::ops::silu(&self.gate.forward(x, step)?)? * self.up.forward(x, step)?
     }
 }
 
@@ -406,8 +431,7 @@ impl Llama {
             );
             x = (x + block.wo.forward(&attention(index, &q, &k, &v)?, step)?)?;
             let normed = block.ffn_norm.forward(&x)?;
-            let gated = (candle_nn::ops::silu(&block.gate.forward(&normed, step)?)?
-                * block.up.forward(&normed, step)?)?;
+            let gated = block.swiglu(&normed, step)?;
             x = (x + block.down.forward(&gated, step)?)?;
         }
         self.norm.forward(&x)?.squeeze(0)

@@ -24,8 +24,8 @@ mod packed;
 #[cfg(target_arch = "x86_64")]
 mod panel_rows;
 mod rope;
-mod softmax;
 pub mod tokenizer;
+mod vector_exp;
 
 use std::path::Path;
 use std::sync::Arc;
