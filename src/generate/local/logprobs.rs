@@ -7,6 +7,8 @@
 
 use rayon::prelude::*;
 
+use super::vector_exp::max;
+
 /// Ids per task of the exponentials' sum.
 const CHUNK: usize = 8192;
 
@@ -24,24 +26,6 @@ pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
         .iter()
         .map(|&l| f64::from(l) - max - log_sum)
         .collect()
-}
-
-/// The largest logit, in eight independent lanes (one running maximum
-/// waits on the last); max is exact, so the order does not matter.
-fn max(values: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut lanes = [f32::NEG_INFINITY; LANES];
-    let mut chunks = values.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = lane.max(v);
-        }
-    }
-    let rest = chunks.remainder().iter().copied();
-    lanes
-        .into_iter()
-        .chain(rest)
-        .fold(f32::NEG_INFINITY, f32::max)
 }
 
 /// The `k` most likely ids with their log-probabilities, best first, equal

@@ -73,8 +73,9 @@ fn silu_times_avx2(gate: &mut [f32], up: &[f32]) {
 }
 
 /// The largest value, in eight independent lanes that the compiler turns
-/// into vector maxima (one running maximum waits on the last).
-fn max(values: &[f32]) -> f32 {
+/// into vector maxima (one running maximum waits on the last); max is
+/// exact, so the order does not matter.
+pub(super) fn max(values: &[f32]) -> f32 {
     const LANES: usize = 8;
     let mut lanes = [f32::NEG_INFINITY; LANES];
     let mut chunks = values.chunks_exact(LANES);
