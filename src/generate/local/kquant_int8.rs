@@ -16,7 +16,7 @@
 //! arithmetic (`kquants.rs`) or the 32-weight formats (`packed.rs`).
 
 use super::kquants::{KFormat, SUPER_BLOCK, half, scale_min};
-use super::packed::max_abs;
+use super::vector_exp::max_abs;
 use rayon::prelude::*;
 
 /// Values per group that shares one scale (and one sum of the activations).

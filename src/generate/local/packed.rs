@@ -298,7 +298,6 @@ mod avx2;
 
 mod int8;
 use int8::Int8Rows;
-pub(super) use int8::max_abs;
 
 #[cfg(target_arch = "x86_64")]
 mod panels;

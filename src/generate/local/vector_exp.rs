@@ -8,7 +8,8 @@
 //! A pass over 1,934 tokens makes 628 million softmax exponentials and 485
 //! million gate ones; with a call each (and the softmax's maximum found one
 //! value at a time) they took 8% of it. Not here: the scores, the causal
-//! mask (`attention`) or the products around the gate (`llama`).
+//! mask (`attention`) or the products around the gate (`llama`). The
+//! lane maxima that the softmax starts from serve the 8-bit quantizers too.
 
 use rayon::prelude::*;
 
@@ -74,21 +75,31 @@ fn silu_times_avx2(gate: &mut [f32], up: &[f32]) {
 
 /// The largest value, in eight independent lanes that the compiler turns
 /// into vector maxima (one running maximum waits on the last); max is
-/// exact, so the order does not matter.
+/// exact and ignores NaN, so the order does not matter.
 pub(super) fn max(values: &[f32]) -> f32 {
+    lane_max(values, f32::NEG_INFINITY, |v| v)
+}
+
+/// The largest |v|, or 0 for none, as [`max`] finds it: what the 8-bit
+/// activations' quantizers scale each block by.
+#[inline]
+pub(super) fn max_abs(values: &[f32]) -> f32 {
+    lane_max(values, 0.0, f32::abs)
+}
+
+/// max(floor, key(v) for v in values) in eight lanes.
+#[inline(always)]
+fn lane_max(values: &[f32], floor: f32, key: impl Fn(f32) -> f32) -> f32 {
     const LANES: usize = 8;
-    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let mut lanes = [floor; LANES];
     let mut chunks = values.chunks_exact(LANES);
     for chunk in &mut chunks {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = lane.max(v);
+            *lane = lane.max(key(v));
         }
     }
-    let rest = chunks.remainder().iter().copied();
-    lanes
-        .into_iter()
-        .chain(rest)
-        .fold(f32::NEG_INFINITY, f32::max)
+    let rest = chunks.remainder().iter().map(|&v| key(v));
+    lanes.into_iter().chain(rest).fold(floor, f32::max)
 }
 
 /// Each value v becomes exp(v − max); returns their sum.

@@ -3,6 +3,7 @@
 //! them, in integers, as llama.cpp multiplies them. Used by the quantized layout's passes and the mixed
 //! layout's decode steps.
 
+use super::super::vector_exp::max_abs;
 use super::{BLOCK_WEIGHTS, Format};
 use half::f16;
 use rayon::prelude::*;
@@ -32,12 +33,15 @@ impl Int8Rows {
         };
         debug_assert_eq!(blocks, rows * quantized.blocks_per_row);
         // On every thread, as `SuperRows::quantize`.
-        let chunk = CHUNK_BLOCKS;
-        x.par_chunks(chunk * BLOCK_WEIGHTS)
-            .zip(quantized.quants.par_chunks_mut(chunk * BLOCK_WEIGHTS))
-            .zip(quantized.scales.par_chunks_mut(chunk))
-            .zip(quantized.sums.par_chunks_mut(chunk))
-            .zip(quantized.quant_sums.par_chunks_mut(chunk))
+        x.par_chunks(CHUNK_BLOCKS * BLOCK_WEIGHTS)
+            .zip(
+                quantized
+                    .quants
+                    .par_chunks_mut(CHUNK_BLOCKS * BLOCK_WEIGHTS),
+            )
+            .zip(quantized.scales.par_chunks_mut(CHUNK_BLOCKS))
+            .zip(quantized.sums.par_chunks_mut(CHUNK_BLOCKS))
+            .zip(quantized.quant_sums.par_chunks_mut(CHUNK_BLOCKS))
             .for_each(|((((x, quants), scales), sums), quant_sums)| {
                 quantize_blocks(x, quants, scales, sums, quant_sums)
             });
@@ -113,24 +117,6 @@ fn quantize_blocks_inline(
         *sum = f16::from_f32(d * total as f32).to_f32();
         *quant_sum = total;
     }
-}
-
-/// The largest |v| of `values`, as a sequential `fold` of `f32::max`
-/// gives it (max ignores NaN and is exact, so the order does not matter),
-/// in eight independent lanes that the compiler turns into vector
-/// maxima; the sequential chain cost several cycles a value.
-#[inline]
-pub(in super::super) fn max_abs(values: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut lanes = [0f32; LANES];
-    let mut chunks = values.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            *lane = lane.max(v.abs());
-        }
-    }
-    let rest = chunks.remainder().iter().fold(0f32, |m, v| m.max(v.abs()));
-    lanes.iter().fold(rest, |m, &v| m.max(v))
 }
 
 /// One weight row (as blocks) against every quantized row: per block
