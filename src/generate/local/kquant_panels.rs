@@ -20,6 +20,8 @@ use super::kquant_int8::{Header, SuperRows, Unpacked};
 use super::kquants::{KFormat, SUPER_BLOCK};
 use super::panel_rows::{self, PANEL, broadcast_four};
 
+mod avx512;
+
 /// Weights per vector of one row.
 const STEP: usize = 4;
 /// Steps per super-block.
@@ -303,6 +305,22 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
         rows.count
     }
 
+    fn pairs(&self) -> bool {
+        super::pair_vectors::has_pair_kernels()
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+    unsafe fn pair_rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        // SAFETY: the caller's, which are the paired kernel's.
+        unsafe { Panels::pair_rows::<A>(self, panel, rows, out, stride) }
+    }
+
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn rows<const A: usize>(
         &self,
@@ -364,13 +382,19 @@ mod tests {
     /// The panels give the row kernel's oracle's integer sums for every
     /// output and row: two panels, and 71 rows, so a pass goes by groups
     /// of four and a remainder while each row alone goes by panels; and
-    /// a row alone gets the bits it gets in the batch.
+    /// a row alone gets the bits it gets in the batch. Where the CPU has
+    /// pairs of panels, the pass takes the two panels as a pair and each
+    /// row alone takes them one by one, so this also compares the paired
+    /// kernel's bits with the single one's.
     #[test]
     fn panels_give_llama_cpp_integer_sums_alone_as_in_a_batch() {
         let (outputs, inputs, rows) = (2 * PANEL, 3 * SUPER_BLOCK, 71);
         if !super::super::packed::has_avx2_kernels() {
             println!("skipped: this CPU has no AVX2, so there are no panels");
             return;
+        }
+        if !super::super::pair_vectors::has_pair_kernels() {
+            println!("pairs of panels not run: this CPU is not an Intel one with AVX-512");
         }
         for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
             let values: Vec<f32> = (0..outputs * inputs)

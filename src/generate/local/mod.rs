@@ -22,6 +22,8 @@ mod llama;
 mod logprobs;
 mod packed;
 #[cfg(target_arch = "x86_64")]
+mod pair_vectors;
+#[cfg(target_arch = "x86_64")]
 mod panel_rows;
 mod rope;
 pub mod tokenizer;

@@ -38,6 +38,29 @@ pub(super) trait Kernel<'a>: Sync {
         out: &mut [f32],
         stride: usize,
     );
+
+    /// Whether [`Kernel::pair_rows`] runs on this CPU.
+    fn pairs(&self) -> bool {
+        false
+    }
+
+    /// Panels `panel` and `panel + 1` at once, each row's sixteen outputs
+    /// to `out[a · stride..]`, the same bits as two calls of
+    /// [`Kernel::rows`].
+    ///
+    /// # Safety
+    /// [`Kernel::pairs`] is true, `panel + 1` is a panel, and `out` holds
+    /// at least (A - 1) · stride + 16 values.
+    unsafe fn pair_rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        let _ = (panel, rows, out, stride);
+        unreachable!("a kernel without pairs was asked for a pair of panels")
+    }
 }
 
 /// One panel against prepared rows, through the kernel for their count.
@@ -59,6 +82,31 @@ fn panel<'a, K: Kernel<'a>>(
             2 => kernel.rows::<2>(panel, rows, out, stride),
             3 => kernel.rows::<3>(panel, rows, out, stride),
             _ => kernel.rows::<ROWS>(panel, rows, out, stride),
+        }
+    }
+}
+
+/// Panels `first` and `first + 1` against prepared rows, through the
+/// paired kernel for their count.
+fn panel_pair<'a, K: Kernel<'a>>(
+    kernel: &K,
+    first: usize,
+    rows: &K::Rows,
+    out: &mut [f32],
+    stride: usize,
+) {
+    let count = K::count(rows);
+    assert!(kernel.pairs() && (1..=ROWS).contains(&count));
+    assert!(out.len() >= (count - 1) * stride + 2 * PANEL);
+    // SAFETY: `pairs` said the CPU runs the paired kernel, the caller
+    // passes a first panel that has a next, and `out` holds every row's
+    // sixteen outputs (asserted above).
+    unsafe {
+        match count {
+            1 => kernel.pair_rows::<1>(first, rows, out, stride),
+            2 => kernel.pair_rows::<2>(first, rows, out, stride),
+            3 => kernel.pair_rows::<3>(first, rows, out, stride),
+            _ => kernel.pair_rows::<ROWS>(first, rows, out, stride),
         }
     }
 }
@@ -104,10 +152,16 @@ pub(super) fn matmul<'a, K: Kernel<'a>>(
                     .step_by(ROWS)
                     .map(|start| prepare(start, (first + count - start).min(ROWS)))
                     .collect();
-                for p in 0..panels {
+                // Two panels at a time where the kernel has pairs.
+                let width = if kernel.pairs() { 2 } else { 1 };
+                for p in (0..panels).step_by(width) {
                     for (g, rows) in groups.iter().enumerate() {
                         let out = &mut out[g * ROWS * outputs + PANEL * p..];
-                        panel(kernel, p, rows, out, outputs);
+                        if p + 1 < panels && width == 2 {
+                            panel_pair(kernel, p, rows, out, outputs);
+                        } else {
+                            panel(kernel, p, rows, out, outputs);
+                        }
                     }
                 }
             });

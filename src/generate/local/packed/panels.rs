@@ -27,6 +27,8 @@ use rayon::prelude::*;
 use super::super::panel_rows::{self, PANEL, broadcast_four};
 use super::{BLOCK_WEIGHTS, Format, Int8Rows};
 
+mod avx512;
+
 /// Weights per vector of one row, and vectors per block.
 const STEP: usize = 4;
 const STEPS: usize = BLOCK_WEIGHTS / STEP;
@@ -226,6 +228,22 @@ impl<'a> panel_rows::Kernel<'a> for Panels {
         rows.count
     }
 
+    fn pairs(&self) -> bool {
+        super::super::pair_vectors::has_pair_kernels()
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
+    unsafe fn pair_rows<const A: usize>(
+        &self,
+        panel: usize,
+        rows: &Self::Rows,
+        out: &mut [f32],
+        stride: usize,
+    ) {
+        // SAFETY: the caller's, which are the paired kernel's.
+        unsafe { Panels::pair_rows::<A>(self, panel, rows, out, stride) }
+    }
+
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn rows<const A: usize>(
         &self,
@@ -280,13 +298,17 @@ mod tests {
     /// The panels give the exact sums of the row kernel's integers for
     /// every output and row: two panels and 71 rows, so that a pass goes
     /// by groups of four and a remainder while each row alone goes by
-    /// panels; and a row alone gets the bits it gets in the batch.
+    /// panels; and a row alone gets the bits it gets in the batch (with
+    /// pairs of panels, the paired kernel's bits against the single one's).
     #[test]
     fn panels_give_the_row_kernels_integer_sums_alone_as_in_a_batch() {
         let (outputs, inputs, rows) = (2 * PANEL, 5 * BLOCK_WEIGHTS, 71);
         if !super::super::has_avx2_kernels() {
             println!("skipped: this CPU has no AVX2, so there are no panels");
             return;
+        }
+        if !super::super::super::pair_vectors::has_pair_kernels() {
+            println!("pairs of panels not run: this CPU is not an Intel one with AVX-512");
         }
         for dtype in [GgmlDType::Q5_0, GgmlDType::Q8_0] {
             let values: Vec<f32> = (0..outputs * inputs)
