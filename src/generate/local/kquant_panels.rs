@@ -380,15 +380,15 @@ mod tests {
     use candle_core::{Device, Tensor};
 
     /// The panels give the row kernel's oracle's integer sums for every
-    /// output and row: two panels, and 71 rows, so a pass goes by groups
-    /// of four and a remainder while each row alone goes by panels; and
-    /// a row alone gets the bits it gets in the batch. Where the CPU has
-    /// pairs of panels, the pass takes the two panels as a pair and each
-    /// row alone takes them one by one, so this also compares the paired
-    /// kernel's bits with the single one's.
+    /// output and row: three and four panels, and 71 rows, so a pass goes
+    /// by groups of four and a remainder while each row alone goes unit by
+    /// unit; and a row alone gets the bits it gets in the batch. With pairs
+    /// of panels, three panels compare the paired kernel's bits (a pass)
+    /// with the single one's (a row alone, as an odd count of panels does
+    /// not pair up), and four pair up both ways.
     #[test]
     fn panels_give_llama_cpp_integer_sums_alone_as_in_a_batch() {
-        let (outputs, inputs, rows) = (2 * PANEL, 3 * SUPER_BLOCK, 71);
+        let (inputs, rows) = (3 * SUPER_BLOCK, 71);
         if !super::super::packed::has_avx2_kernels() {
             println!("skipped: this CPU has no AVX2, so there are no panels");
             return;
@@ -396,7 +396,10 @@ mod tests {
         if !super::super::pair_vectors::has_pair_kernels() {
             println!("pairs of panels not run: this CPU is not an Intel one with AVX-512");
         }
-        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+        for (dtype, outputs) in [GgmlDType::Q4K, GgmlDType::Q6K]
+            .into_iter()
+            .flat_map(|dtype| [(dtype, 3 * PANEL), (dtype, 4 * PANEL)])
+        {
             let values: Vec<f32> = (0..outputs * inputs)
                 .map(|i| ((i * 7919 % 1000) as f32 / 500.0 - 1.0) * 0.3)
                 .collect();

@@ -167,23 +167,35 @@ pub(super) fn matmul<'a, K: Kernel<'a>>(
             });
         return y;
     }
-    // Panel-major: per panel, each row's eight outputs in turn.
-    const CHUNK: usize = 16;
+    // Unit-major: per unit of one panel, or of two where the kernel has
+    // pairs and the panels pair up, each row's outputs of the unit in turn.
+    let width = if kernel.pairs() && panels.is_multiple_of(2) {
+        2
+    } else {
+        1
+    };
+    let (unit, units) = (width * PANEL, panels / width);
+    const CHUNK_PANELS: usize = 16;
     for first in (0..rows).step_by(ROWS) {
         let count = (rows - first).min(ROWS);
         let group = prepare(first, count);
-        let mut sums = vec![0f32; panels * count * PANEL];
-        sums.par_chunks_mut(CHUNK * count * PANEL)
+        let mut sums = vec![0f32; units * count * unit];
+        sums.par_chunks_mut(CHUNK_PANELS / width * count * unit)
             .enumerate()
             .for_each(|(chunk, out)| {
-                for (i, out) in out.chunks_mut(count * PANEL).enumerate() {
-                    panel(kernel, CHUNK * chunk + i, &group, out, PANEL);
+                for (i, out) in out.chunks_mut(count * unit).enumerate() {
+                    let u = CHUNK_PANELS / width * chunk + i;
+                    if width == 2 {
+                        panel_pair(kernel, 2 * u, &group, out, unit);
+                    } else {
+                        panel(kernel, u, &group, out, unit);
+                    }
                 }
             });
-        for (p, sums) in sums.chunks(count * PANEL).enumerate() {
-            for (a, sums) in sums.chunks(PANEL).enumerate() {
-                let at = (first + a) * outputs + PANEL * p;
-                y[at..at + PANEL].copy_from_slice(sums);
+        for (u, sums) in sums.chunks(count * unit).enumerate() {
+            for (a, sums) in sums.chunks(unit).enumerate() {
+                let at = (first + a) * outputs + unit * u;
+                y[at..at + unit].copy_from_slice(sums);
             }
         }
     }

@@ -296,13 +296,15 @@ mod tests {
     use candle_core::{Device, Tensor};
 
     /// The panels give the exact sums of the row kernel's integers for
-    /// every output and row: two panels and 71 rows, so that a pass goes
-    /// by groups of four and a remainder while each row alone goes by
-    /// panels; and a row alone gets the bits it gets in the batch (with
-    /// pairs of panels, the paired kernel's bits against the single one's).
+    /// every output and row: three and four panels and 71 rows, so that a
+    /// pass goes by groups of four and a remainder while each row alone
+    /// goes unit by unit; and a row alone gets the bits it gets in the
+    /// batch. With pairs of panels, three panels compare the paired
+    /// kernel's bits (a pass) with the single one's (a row alone, as an
+    /// odd count of panels does not pair up), and four pair up both ways.
     #[test]
     fn panels_give_the_row_kernels_integer_sums_alone_as_in_a_batch() {
-        let (outputs, inputs, rows) = (2 * PANEL, 5 * BLOCK_WEIGHTS, 71);
+        let (inputs, rows) = (5 * BLOCK_WEIGHTS, 71);
         if !super::super::has_avx2_kernels() {
             println!("skipped: this CPU has no AVX2, so there are no panels");
             return;
@@ -310,7 +312,10 @@ mod tests {
         if !super::super::super::pair_vectors::has_pair_kernels() {
             println!("pairs of panels not run: this CPU is not an Intel one with AVX-512");
         }
-        for dtype in [GgmlDType::Q5_0, GgmlDType::Q8_0] {
+        for (dtype, outputs) in [GgmlDType::Q5_0, GgmlDType::Q8_0]
+            .into_iter()
+            .flat_map(|dtype| [(dtype, 3 * PANEL), (dtype, 4 * PANEL)])
+        {
             let values: Vec<f32> = (0..outputs * inputs)
                 .map(|i| ((i * 7919 % 1000) as f32 / 500.0 - 1.0) * 0.3)
                 .collect();
