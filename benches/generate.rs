@@ -164,11 +164,11 @@ fn main() {
         if let Some(dir) = llama_dir.as_ref().filter(|_| runs("tokenizer")) {
             tokenizer_check(&home, &gguf, dir);
         }
-        if let Some(dir) = llama_dir.as_ref().filter(|_| runs("logprob")) {
-            if qwen {
-                for &weights in layouts {
-                    logprob_check(&home, &gguf, dir, weights);
-                }
+        if let Some(dir) = llama_dir.as_ref().filter(|_| runs("logprob"))
+            && qwen
+        {
+            for &weights in layouts {
+                logprob_check(&home, &gguf, dir, weights);
             }
         }
         // The Qwen models' main-job runs would take most of an hour on two

@@ -106,13 +106,12 @@ proptest! {
             bytes[at] = *b;
         }
         let text = String::from_utf8_lossy(&bytes);
-        if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &text) {
-            if let Ok(cutoff) = calibrator.accept_cutoff(None) {
+        if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &text)
+            && let Ok(cutoff) = calibrator.accept_cutoff(None) {
                 for p in [0.0, 0.3, 1.0] {
                     let _ = calibrator.apply(p, cutoff);
                 }
             }
-        }
     }
 
     /// Calibrator semantics: a number anywhere in a calibrator with

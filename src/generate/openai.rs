@@ -132,13 +132,13 @@ pub fn check_base_url(url: &str) -> Result<(), OpenAiConfigError> {
         Some(end) => &host_port[end + 1..],
         None => host_port,
     };
-    if let Some((_, port)) = after_host.rsplit_once(':') {
-        if !port.parse::<u16>().is_ok_and(|p| p > 0) {
-            return Err(OpenAiConfigError::BadPort {
-                url: without_credentials(url),
-                port: port.to_owned(),
-            });
-        }
+    if let Some((_, port)) = after_host.rsplit_once(':')
+        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+    {
+        return Err(OpenAiConfigError::BadPort {
+            url: without_credentials(url),
+            port: port.to_owned(),
+        });
     }
     Ok(())
 }

@@ -481,13 +481,13 @@ fn check_backend(key: &str, backend: &BackendConfig, servers: bool) -> Result<()
                     "needed for kind = \"openai\"",
                 ));
             }
-            if let Some(var) = &backend.api_key_env {
-                if std::env::var(var).map_or(true, |v| v.is_empty()) {
-                    return Err(key_error(
-                        &format!("{key}.api_key_env"),
-                        format!("the variable {var} is not set"),
-                    ));
-                }
+            if let Some(var) = &backend.api_key_env
+                && std::env::var(var).map_or(true, |v| v.is_empty())
+            {
+                return Err(key_error(
+                    &format!("{key}.api_key_env"),
+                    format!("the variable {var} is not set"),
+                ));
             }
             if !servers {
                 return Ok(());

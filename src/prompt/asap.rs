@@ -321,10 +321,8 @@ impl Walk<'_> {
             || node
                 .child_by_field_name("operator")
                 .is_some_and(|o| &self.text[o.byte_range()] != "=");
-        if compound {
-            if let Some(target) = target {
-                self.visit(target);
-            }
+        if compound && let Some(target) = target {
+            self.visit(target);
         }
         if let Some(target) = target {
             if self.is_receiver_attribute(target) {

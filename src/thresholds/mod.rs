@@ -177,10 +177,10 @@ pub fn derive(
             metric: metric.to_owned(),
         });
     }
-    if let Search::Grid(step) = options.search {
-        if !(step > 0.0 && step <= 1.0) {
-            return Err(ThresholdError::Grid(step));
-        }
+    if let Search::Grid(step) = options.search
+        && !(step > 0.0 && step <= 1.0)
+    {
+        return Err(ThresholdError::Grid(step));
     }
     let curves = Curves::new(scores, labels).ok_or_else(|| ThresholdError::SingleClass {
         metric: metric.to_owned(),

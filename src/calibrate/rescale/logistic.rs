@@ -154,10 +154,10 @@ impl PlattParams {
         if self.max_iter == 0 {
             return Err(ParamError::MaxIter(self.max_iter));
         }
-        if let Some(c) = self.inverse_penalty {
-            if !(c.is_finite() && c > 0.0) {
-                return Err(ParamError::InversePenalty(c));
-            }
+        if let Some(c) = self.inverse_penalty
+            && !(c.is_finite() && c > 0.0)
+        {
+            return Err(ParamError::InversePenalty(c));
         }
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(ParamError::Tolerance(self.tolerance));

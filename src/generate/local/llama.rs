@@ -90,11 +90,11 @@ impl Block {
     /// with vector exponentials (`vector_exp`); on candle's ops for the
     /// dense layout's passes.
     fn swiglu(&self, x: &Tensor, step: bool) -> Result<Tensor> {
-        if let Some((mut gate, dims)) = self.gate.packed_product(x, step)? {
-            if let Some((up, _)) = self.up.packed_product(x, step)? {
-                silu_times(&mut gate, &up);
-                return Tensor::from_vec(gate, dims, x.device());
-            }
+        if let Some((mut gate, dims)) = self.gate.packed_product(x, step)?
+            && let Some((up, _)) = self.up.packed_product(x, step)?
+        {
+            silu_times(&mut gate, &up);
+            return Tensor::from_vec(gate, dims, x.device());
         }
         candle_nn::ops::silu(&self.gate.forward(x, step)?)? * self.up.forward(x, step)?
     }
