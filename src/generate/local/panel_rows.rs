@@ -3,10 +3,11 @@
 //! activation rows: which rows go through a panel together, and how the
 //! work is split across rayon's threads. A pass over a prompt is split by
 //! blocks of rows, each panel taken through a block's groups of four rows
-//! while it is in cache; a decode step's few rows by panels. Each output is
-//! computed the same way whatever the split, so a row gets the same bits
-//! alone as in a batch. Not here: any kernel, or how a group of rows is
-//! prepared.
+//! while it is in cache; a decode step's few rows by panels. Where the
+//! kernel has pairs (512-bit vectors of two panels), panels go two at a
+//! time. Each output is computed the same way whatever the split or the
+//! pairing, so a row gets the same bits alone as in a batch. Not here: any
+//! kernel, or how a group of rows is prepared.
 
 use rayon::prelude::*;
 
