@@ -41,9 +41,7 @@ pub(super) trait Kernel<'a>: Sync {
     );
 
     /// Whether [`Kernel::pair_rows`] runs on this CPU.
-    fn pairs(&self) -> bool {
-        false
-    }
+    fn pairs(&self) -> bool;
 
     /// Panels `panel` and `panel + 1` at once, each row's sixteen outputs
     /// to `out[a · stride..]`, the same bits as two calls of
@@ -58,10 +56,7 @@ pub(super) trait Kernel<'a>: Sync {
         rows: &Self::Rows,
         out: &mut [f32],
         stride: usize,
-    ) {
-        let _ = (panel, rows, out, stride);
-        unreachable!("a kernel without pairs was asked for a pair of panels")
-    }
+    );
 }
 
 /// One panel against prepared rows, through the kernel for their count.
