@@ -21,6 +21,7 @@ use super::kquants::{KFormat, SUPER_BLOCK};
 use super::panel_rows::{self, PANEL, broadcast_four};
 
 mod avx512;
+mod tiled;
 
 /// Weights per vector of one row.
 const STEP: usize = 4;
@@ -153,6 +154,9 @@ impl Panels {
     /// values, split across threads as `panel_rows` splits them.
     pub(super) fn matmul(&self, x: &SuperRows) -> Vec<f32> {
         assert_eq!(x.blocks_per_row(), self.blocks, "x is not rows × inputs");
+        if self.takes_tiles(x.rows()) {
+            return self.tiled_matmul(x);
+        }
         panel_rows::matmul(self, x.rows(), self.outputs, |first, count| RowGroup {
             x,
             first,
@@ -385,10 +389,13 @@ mod tests {
     /// unit; and a row alone gets the bits it gets in the batch. With pairs
     /// of panels, three panels compare the paired kernel's bits (a pass)
     /// with the single one's (a row alone, as an odd count of panels does
-    /// not pair up), and four pair up both ways.
+    /// not pair up), and four pair up both ways. With AMX tiles, a pass
+    /// over four panels goes through them: 71 rows in blocks of one tile,
+    /// and 150 in blocks of three (two tiles at a time, then one), each
+    /// with rows after the last whole tile; a row alone does not.
     #[test]
     fn panels_give_llama_cpp_integer_sums_alone_as_in_a_batch() {
-        let (inputs, rows) = (3 * SUPER_BLOCK, 71);
+        let inputs = 3 * SUPER_BLOCK;
         if !super::super::packed::has_avx2_kernels() {
             println!("skipped: this CPU has no AVX2, so there are no panels");
             return;
@@ -396,9 +403,13 @@ mod tests {
         if !super::super::pair_vectors::has_pair_kernels() {
             println!("pairs of panels not run: this CPU is not an Intel one with AVX-512");
         }
-        for (dtype, outputs) in [GgmlDType::Q4K, GgmlDType::Q6K]
+        if !super::super::tiles::has_tiles() {
+            println!("tiles not run: this CPU or kernel gives no AMX tiles");
+        }
+        for (dtype, outputs, rows) in [GgmlDType::Q4K, GgmlDType::Q6K]
             .into_iter()
             .flat_map(|dtype| [(dtype, 3 * PANEL), (dtype, 4 * PANEL)])
+            .flat_map(|(dtype, outputs)| [(dtype, outputs, 71), (dtype, outputs, 150)])
         {
             let values: Vec<f32> = (0..outputs * inputs)
                 .map(|i| ((i * 7919 % 1000) as f32 / 500.0 - 1.0) * 0.3)
@@ -425,7 +436,7 @@ mod tests {
                     let error = (got - exact).abs();
                     assert!(
                         error < 1e-5 * (1.0 + exact.abs()),
-                        "{dtype:?} ({r}, {o}): {got} vs {exact}"
+                        "{dtype:?} {rows} rows ({r}, {o}): {got} vs {exact}"
                     );
                 }
             }
@@ -434,7 +445,7 @@ mod tests {
                 assert_eq!(
                     alone,
                     y[r * outputs..(r + 1) * outputs],
-                    "{dtype:?} row {r}"
+                    "{dtype:?} {rows} rows, row {r}"
                 );
             }
         }

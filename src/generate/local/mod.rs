@@ -26,6 +26,8 @@ mod pair_vectors;
 #[cfg(target_arch = "x86_64")]
 mod panel_rows;
 mod rope;
+#[cfg(target_arch = "x86_64")]
+mod tiles;
 pub mod tokenizer;
 mod vector_exp;
 
