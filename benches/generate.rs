@@ -13,9 +13,10 @@
 //! the kept prefill as llama.cpp's side times them. Best of 3.
 //!
 //! The baseline is llama.cpp on the same GGUF and prompt, in the same run,
-//! in up to three builds: `benches/llama_cpp/build.sh` builds it natively
+//! in up to four builds: `benches/llama_cpp/build.sh` builds it natively
 //! from the llama-cpp-sys-2 crate's sources (first run only) and
-//! `timing.cpp` measures it; where `benches/llama_server` has built
+//! `timing.cpp` measures it; on a CPU with AMX, `build.sh amx` builds it
+//! again with ggml's AMX kernels (timed where they run); where `benches/llama_server` has built
 //! llama-cpp-python 0.3.36 from PyPI for this CPU, `build.sh pypi` links the
 //! same `timing.cpp` against that package's own libraries, and
 //! `pypi_timing.py` times it through Python as its users call it. Each is
@@ -117,6 +118,7 @@ fn main() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let llama_dir = build_llama_cpp("");
     let pypi_dir = build_llama_cpp("pypi");
+    let amx_dir = build_llama_cpp("amx");
     // The C builds, named: the crate's first (the correctness checks' reference).
     let builds: Vec<(&str, &Path)> = [
         (
@@ -127,6 +129,7 @@ fn main() {
             "llama.cpp, llama-cpp-python's libraries called from C",
             &pypi_dir,
         ),
+        ("llama.cpp, native build with ggml's AMX kernels", &amx_dir),
     ]
     .into_iter()
     .filter_map(|(name, dir)| Some((name, dir.as_deref()?)))
@@ -566,10 +569,12 @@ fn run_llama_cpp(program: PathBuf, args: &[&std::ffi::OsStr]) -> Option<serde_js
 fn run_json(command: &mut Command) -> Option<serde_json::Value> {
     let out = command.output().ok()?;
     if !out.status.success() {
-        eprintln!(
-            "{:?} failed: {}",
+        // A crash prints nothing of its own; its signal says what happened.
+        println!(
+            "{:?} failed ({}): {}",
             command.get_program(),
-            String::from_utf8_lossy(&out.stderr)
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
         );
         return None;
     }

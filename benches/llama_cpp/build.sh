@@ -53,6 +53,10 @@ if [[ "${1:-}" == pypi ]]; then
 fi
 
 out="$root/target/llama-cpp"
+# `build.sh amx` is the native build with ggml's AMX kernels, on a CPU that
+# reports AMX: its own folder, so that the bench can time both and keep
+# the faster (its AMX kernels run where Linux grants this process the tile
+# state, and die with SIGILL where it does not).
 # GGML_NATIVE (-march=native: every vector extension this CPU has), the
 # build llama.cpp's own instructions give, except on a CPU that reports AMX:
 # there -march=native turns on ggml's AMX kernels, which die with SIGILL
@@ -62,7 +66,14 @@ out="$root/target/llama-cpp"
 # change of CPU rebuilds.
 flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
 on() { [[ "$flags" == *" $1 "* ]] && echo ON || echo OFF; }
-if [[ "$flags" != *" amx"* ]]; then
+if [[ "${1:-}" == amx ]]; then
+    if [[ "$flags" != *" amx_int8 "* ]]; then
+        echo "llama.cpp with AMX: this CPU reports no AMX-INT8" >&2
+        exit 1
+    fi
+    out="$root/target/llama-cpp-amx"
+    options=(-DGGML_NATIVE=ON)
+elif [[ "$flags" != *" amx"* ]]; then
     options=(-DGGML_NATIVE=ON)
 else
     options=(-DGGML_NATIVE=OFF -DGGML_AVX="$(on avx)" -DGGML_AVX2="$(on avx2)" -DGGML_FMA="$(on fma)"
