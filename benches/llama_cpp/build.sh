@@ -55,8 +55,9 @@ fi
 out="$root/target/llama-cpp"
 # `build.sh amx` is the native build with ggml's AMX kernels, on a CPU that
 # reports AMX: its own folder, so that the bench can time both and keep
-# the faster (its AMX kernels run where Linux grants this process the tile
-# state, and die with SIGILL where it does not).
+# the faster where it runs (on a 2-core Xeon that granted the tile state
+# it died with SIGILL on one GGUF and SIGSEGV at ldtilecfg on another, as
+# in llama.cpp's issue #20824).
 # GGML_NATIVE (-march=native: every vector extension this CPU has), the
 # build llama.cpp's own instructions give, except on a CPU that reports AMX:
 # there -march=native turns on ggml's AMX kernels, which die with SIGILL

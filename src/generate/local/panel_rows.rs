@@ -107,23 +107,24 @@ fn panel_pair<'a, K: Kernel<'a>>(
     }
 }
 
-/// Rows per block of a pass over a prompt: the rows that go through each
-/// panel while it is in cache, so that the weights are read once per block
-/// rather than once per group of [`ROWS`] (a 1.5B model's 1 GB per four
-/// prompt tokens made a pass wait on memory). At most [`MAX_BLOCK_GROUPS`]
-/// groups, so that a block's activations stay in the core's cache, and
-/// fewer where that leaves each thread at least two blocks.
-fn block_rows(rows: usize, threads: usize) -> usize {
-    let groups = rows.div_ceil(ROWS).div_ceil(2 * threads);
-    ROWS * groups.clamp(1, MAX_BLOCK_GROUPS)
+/// Rows per block of a pass over `rows` rows, in whole units of `unit`
+/// rows (a group of [`ROWS`], or the tiled kernel's tile of 16): the rows
+/// that go through each panel while it is in cache, so that the weights
+/// are read once per block rather than once per unit (a 1.5B model's 1 GB
+/// per four prompt tokens made a pass wait on memory). At most
+/// [`MAX_BLOCK_ROWS`], so that a block's activations stay in the core's
+/// cache, and fewer where that leaves each thread at least two blocks.
+pub(super) fn block_rows(unit: usize, rows: usize, threads: usize) -> usize {
+    let units = rows.div_ceil(unit).div_ceil(2 * threads);
+    unit * units.clamp(1, MAX_BLOCK_ROWS / unit)
 }
 
-/// Groups of [`ROWS`] per block: 64 rows of 8,960 8-bit values (Qwen
-/// 1.5B's widest input) are 573 KB, within a core's L2 here (1 MB). Each
-/// block streams every panel from memory once, so 64 rows halve what
-/// 32 read: three 1,934-token prompts on 1.5B took 66.3-66.7 s against
-/// 68.2-69.7 s (docs/src/benchmarks.md).
-const MAX_BLOCK_GROUPS: usize = 16;
+/// Rows per block, at most: 64 rows of 8,960 8-bit values (Qwen 1.5B's
+/// widest input) are 573 KB, within a core's L2 here (1 MB). Each block
+/// streams every panel from memory once, so 64 rows halve what 32 read:
+/// three 1,934-token prompts on 1.5B took 66.3-66.7 s against 68.2-69.7 s
+/// (docs/src/benchmarks.md).
+const MAX_BLOCK_ROWS: usize = 64;
 
 /// x · Wᵀ as `rows` rows of `outputs` values, `outputs` a multiple of
 /// [`PANEL`]: `prepare(first, count)` readies rows `first..first + count`
@@ -139,7 +140,7 @@ pub(super) fn matmul<'a, K: Kernel<'a>>(
     let panels = outputs / PANEL;
     let threads = rayon::current_num_threads();
     if rows.div_ceil(ROWS) >= 2 * threads {
-        let block = block_rows(rows, threads);
+        let block = block_rows(ROWS, rows, threads);
         y.par_chunks_mut(block * outputs)
             .enumerate()
             .for_each(|(index, out)| {
@@ -223,15 +224,19 @@ mod tests {
     /// short pass would otherwise leave a thread without two blocks.
     #[test]
     fn blocks_are_whole_groups_capped_and_shared_between_threads() {
-        assert_eq!(block_rows(643, 2), 16 * ROWS);
-        assert_eq!(block_rows(16, 2), ROWS);
+        assert_eq!(block_rows(ROWS, 643, 2), 16 * ROWS);
+        assert_eq!(block_rows(ROWS, 16, 2), ROWS);
         // 40 rows: ten groups over four blocks' worth of work, three a block.
-        assert_eq!(block_rows(40, 2), 3 * ROWS);
-        assert_eq!(block_rows(10_000, 16), 16 * ROWS);
+        assert_eq!(block_rows(ROWS, 40, 2), 3 * ROWS);
+        assert_eq!(block_rows(ROWS, 10_000, 16), 16 * ROWS);
         for (rows, threads) in [(17, 2), (100, 2), (643, 4), (5, 1)] {
-            let block = block_rows(rows, threads);
+            let block = block_rows(ROWS, rows, threads);
             assert_eq!(block % ROWS, 0);
-            assert!((ROWS..=MAX_BLOCK_GROUPS * ROWS).contains(&block));
+            assert!((ROWS..=MAX_BLOCK_ROWS).contains(&block));
         }
+        // The tiled kernel's units: 643 rows in blocks of four tiles; the
+        // 144 tiled rows of a 150-row pass in blocks of three.
+        assert_eq!(block_rows(16, 643, 2), 64);
+        assert_eq!(block_rows(16, 144, 2), 48);
     }
 }

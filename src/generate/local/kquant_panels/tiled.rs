@@ -27,51 +27,35 @@ use unpack::Unpacked;
 
 mod unpack;
 
-/// Tiles of rows per block of a pass, at most: 64 rows, as the vector
-/// kernels' blocks (`panel_rows::MAX_BLOCK_GROUPS`), so that a block's
-/// activations stay in a core's cache while every pair of panels passes.
-const MAX_BLOCK_TILES: usize = 4;
-
-/// Q4_K's tile registers: two tiles of rows, its weights times their
-/// scales' high and low bits, and each tile of rows' two sums: four
+/// The tile registers, the same for both formats: two tiles of activation
+/// rows, two of weights and two pairs of sums. Q4_K multiplies two tiles
+/// of rows with its weights times their scales' high and low bits: four
 /// independent chains of multiply-adds, which the tiles need to keep busy.
-mod q4k {
+/// Q6_K takes two groups' rows and weights at a time, two groups summed
+/// while two are read out.
+mod registers {
     pub(super) const ACTIVATIONS: [u8; 2] = [0, 1];
     pub(super) const WEIGHTS: [u8; 2] = [2, 3];
     pub(super) const SUMS: [[u8; 2]; 2] = [[4, 5], [6, 7]];
 }
 
-/// Q6_K's tile registers: two groups' rows and weights at a time, and two
-/// pairs of products, two groups summed while two are read out.
-mod q6k {
-    pub(super) const ACTIVATIONS: [u8; 2] = [0, 1];
-    pub(super) const WEIGHTS: [u8; 2] = [2, 3];
-    pub(super) const SUMS: [[u8; 2]; 2] = [[4, 5], [6, 7]];
+/// The tiles' shapes for multiply-adds over `piece` weights of a row
+/// ([`group`]): sixteen activation rows of `piece` bytes, sixteen weight
+/// rows' `piece` bytes as `piece / 4` rows of four bytes each, and sixteen
+/// rows of sixteen i32 sums.
+fn shapes(piece: usize) -> Shapes {
+    use registers::{ACTIVATIONS, SUMS, WEIGHTS};
+    Shapes::new(&[
+        (ACTIVATIONS[0], TILE_ROWS, piece),
+        (ACTIVATIONS[1], TILE_ROWS, piece),
+        (WEIGHTS[0], piece / 4, 64),
+        (WEIGHTS[1], piece / 4, 64),
+        (SUMS[0][0], TILE_ROWS, 64),
+        (SUMS[0][1], TILE_ROWS, 64),
+        (SUMS[1][0], TILE_ROWS, 64),
+        (SUMS[1][1], TILE_ROWS, 64),
+    ])
 }
-
-/// Q4_K's tiles: 64 weights of a row at a time.
-const Q4K_SHAPES: Shapes = Shapes::new(&[
-    (q4k::ACTIVATIONS[0], TILE_ROWS, 64),
-    (q4k::ACTIVATIONS[1], TILE_ROWS, 64),
-    (q4k::WEIGHTS[0], 16, 64),
-    (q4k::WEIGHTS[1], 16, 64),
-    (q4k::SUMS[0][0], TILE_ROWS, 64),
-    (q4k::SUMS[0][1], TILE_ROWS, 64),
-    (q4k::SUMS[1][0], TILE_ROWS, 64),
-    (q4k::SUMS[1][1], TILE_ROWS, 64),
-]);
-
-/// Q6_K's tiles: one group of 16 weights of a row at a time.
-const Q6K_SHAPES: Shapes = Shapes::new(&[
-    (q6k::ACTIVATIONS[0], TILE_ROWS, 16),
-    (q6k::ACTIVATIONS[1], TILE_ROWS, 16),
-    (q6k::WEIGHTS[0], 4, 64),
-    (q6k::WEIGHTS[1], 4, 64),
-    (q6k::SUMS[0][0], TILE_ROWS, 64),
-    (q6k::SUMS[0][1], TILE_ROWS, 64),
-    (q6k::SUMS[1][0], TILE_ROWS, 64),
-    (q6k::SUMS[1][1], TILE_ROWS, 64),
-]);
 
 /// A result tile as stored: sixteen rows of sixteen i32.
 #[derive(Clone, Copy)]
@@ -152,7 +136,7 @@ impl Panels {
         let tiled = rows / TILE_ROWS * TILE_ROWS;
         let mut y = vec![0f32; rows * outputs];
         let (head, tail) = y.split_at_mut(tiled * outputs);
-        let block = TILE_ROWS * block_tiles(tiled / TILE_ROWS, rayon::current_num_threads());
+        let block = panel_rows::block_rows(TILE_ROWS, tiled, rayon::current_num_threads());
         head.par_chunks_mut(block * outputs)
             .enumerate()
             .for_each(|(index, out)| {
@@ -183,16 +167,13 @@ impl Panels {
         let inputs = self.blocks * SUPER_BLOCK;
         assert!(first + tiles * TILE_ROWS <= x.rows());
         assert_eq!(out.len(), tiles * TILE_ROWS * self.outputs);
-        let shapes = match self.format {
-            KFormat::Q4K => &Q4K_SHAPES,
-            KFormat::Q6K => &Q6K_SHAPES,
-        };
+        let piece = group(self.format);
         // SAFETY: the caller's.
-        unsafe { tiles::configure(shapes) };
+        unsafe { tiles::configure(&shapes(piece)) };
         let tile_rows = tile_rows(
             &quants[first * inputs..][..tiles * TILE_ROWS * inputs],
             inputs,
-            group(self.format),
+            piece,
         );
         let sum_pairs = sum_pairs(
             self.format,
@@ -282,7 +263,7 @@ impl Panels {
 /// times the low bits.
 ///
 /// # Safety
-/// The tiles are configured with [`Q4K_SHAPES`], and each of
+/// The tiles are configured with `shapes(64)`, and each of
 /// `activations` is a tile of rows' block as [`tile_rows`] lays it.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
@@ -291,7 +272,7 @@ unsafe fn q4k_products(
     unpacked: &Unpacked,
     products: &mut [[__m512i; TILE_ROWS]; 2],
 ) {
-    use q4k::{ACTIVATIONS, SUMS, WEIGHTS};
+    use registers::{ACTIVATIONS, SUMS, WEIGHTS};
     // SAFETY: the caller's; each chunk's tile rows are 16 of 64 bytes.
     let sums = unsafe {
         tiles::zero::<{ SUMS[0][0] }>();
@@ -362,7 +343,7 @@ fn sum_pairs(format: KFormat, group_sums: &[i16]) -> Vec<i32> {
 /// that the tiles work while the vectors scale.
 ///
 /// # Safety
-/// The tiles are configured with [`Q6K_SHAPES`], and `activations` is a
+/// The tiles are configured with `shapes(16)`, and `activations` is a
 /// tile of rows' block as [`tile_rows`] lays it.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx2,fma,f16c")]
@@ -371,7 +352,7 @@ unsafe fn q6k_products(
     unpacked: &Unpacked,
     products: &mut [__m512i; TILE_ROWS],
 ) {
-    use q6k::SUMS;
+    use registers::SUMS;
     *products = [_mm512_setzero_si512(); TILE_ROWS];
     let mut stored = [[std::mem::MaybeUninit::<Sums>::uninit(); 2]; 2];
     // SAFETY (all below): the caller's.
@@ -425,7 +406,7 @@ unsafe fn q6k_dots<const S0: u8, const S1: u8>(
     unpacked: &Unpacked,
     group: usize,
 ) {
-    use q6k::{ACTIVATIONS, WEIGHTS};
+    use registers::{ACTIVATIONS, WEIGHTS};
     let weights = |g: usize| unpacked.weights[256 * g..].as_ptr();
     // SAFETY: the caller's; each group's activations are sixteen rows of
     // 16 bytes, its weights four rows of 64.
@@ -472,10 +453,4 @@ fn tile_rows(quants: &[i8], inputs: usize, piece: usize) -> Vec<u8> {
         }
     }
     laid
-}
-
-/// Tiles per block for a pass of `tiles` tiles of rows: at most
-/// [`MAX_BLOCK_TILES`], and fewer where that leaves each thread two blocks.
-fn block_tiles(tiles: usize, threads: usize) -> usize {
-    tiles.div_ceil(2 * threads).clamp(1, MAX_BLOCK_TILES)
 }
