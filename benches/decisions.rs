@@ -50,11 +50,7 @@ fn main() {
     let mut kept = Vec::new();
     for population in Population::ALL {
         let oracle = population.oracle(TARGET).map_or(0.0, |o| o.1);
-        for procedure in [
-            Procedure::FixedSequence,
-            Procedure::SplitFixedSequence,
-            Procedure::Holm,
-        ] {
+        for procedure in Procedure::ALL {
             let params = CutoffParams {
                 target_precisions: vec![TARGET],
                 delta: DELTA,

@@ -165,6 +165,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
             procedure: codecal::calibrate::Procedure::FixedSequence,
             min_coverage: None,
             groups: None,
+            rule: None,
         },
         multicalibration: None,
     }

@@ -55,6 +55,10 @@ pub struct GenerationRow {
     /// The tokens the samples cost; a run sets it with the agreement measures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_tokens: Option<u64>,
+    /// Sandbox seconds per measure that ran code for its confidence (the
+    /// shown examples'); a run sets it beside the measures.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sandbox_seconds: BTreeMap<String, f64>,
     /// The prompt line's other fields, passed on.
     #[serde(flatten)]
     pub item: ItemFields,

@@ -172,6 +172,7 @@ pub fn run(
                 token_text_mismatch: !tokens_join_to_text(generation),
                 samples: samples.next(),
                 sample_tokens: None,
+                sandbox_seconds: BTreeMap::new(),
                 item: GenerationRow::item_fields(&row.fields),
             }
         })

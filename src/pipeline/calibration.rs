@@ -4,6 +4,8 @@
 //! flow's own paper tables (`report::paper`).
 
 use crate::calibrate::binomial::binomial_cdf;
+use crate::calibrate::cutoffs::procedures::{Tally, p_value};
+use crate::calibrate::cutoffs::rule::{FixedRule, RuleTest};
 use crate::calibrate::cutoffs::{ByGroup, Procedure, fewest_to_pass};
 use crate::calibrate::subgroups::{GroupRow, subgroups};
 use crate::calibrate::{
@@ -16,7 +18,7 @@ use crate::report::table::{header, with_ci};
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 10;
+pub(crate) const REPORT_REVISION: u32 = 11;
 
 /// One cell in the run report's shared tables: its key columns, its report
 /// and its files.
@@ -27,49 +29,128 @@ pub(crate) struct CellRow<'a> {
     pub figure: String,
 }
 
-/// The decision section: per cell and target precision, the accept cutoff
-/// (or "none"), its coverage and realised precision, with links to the
-/// calibrator file and the risk–coverage figure.
-pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> ReportTable {
+/// A fixed rule's row source in the decision section: its key columns
+/// (model, "rule NAME"), its test at each target and its calibrator file.
+pub(crate) struct RuleRow {
+    pub key: Vec<String>,
+    pub rule: FixedRule,
+    pub tests: Vec<RuleTest>,
+    pub calibrator: String,
+}
+
+/// One line of the decision section before it is laid out.
+struct DecisionLine {
+    coverage: f64,
+    cells: Vec<String>,
+}
+
+/// The decision section: first everything accepted with its guarantee, most
+/// first: each cell's accept cutoff per target (coverage, realised
+/// precision, the exact test's p-value on the items it was tested on) and
+/// each fixed rule that its one test certifies; then one line per cell or
+/// rule for the targets at which it certifies nothing.
+pub(crate) fn decision_table(key: &[&str], rows: &[CellRow], rules: &[RuleRow]) -> ReportTable {
     let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
     let procedure = rows
         .first()
         .map_or(Procedure::default(), |r| r.report.cutoffs.procedure)
         .as_str();
-    let mut table_rows = Vec::new();
+    let mut accepting = Vec::new();
+    let mut review_all = Vec::new();
     for row in rows {
+        let links = [
+            row.report.cutoffs_on.to_owned(),
+            format!("[json]({})", row.calibrator),
+            format!("[svg]({})", row.figure),
+        ];
+        let mut none_at = Vec::new();
         for cutoff in &row.report.cutoffs.accept {
-            let mut cells = row.key.clone();
-            cells.extend([
-                cutoff.target_precision.to_string(),
-                cutoff
-                    .cutoff
-                    .map_or("none: review all".to_owned(), |t| format!("{t:.2}")),
-                format!("{:.3}", cutoff.coverage),
-                cutoff
-                    .realised_precision
-                    .map_or("-".to_owned(), |p| format!("{p:.3}")),
-                row.report.cutoffs_on.to_owned(),
-                format!("[json]({})", row.calibrator),
-                format!("[svg]({})", row.figure),
-            ]);
-            table_rows.push(cells);
+            let Some(t) = cutoff.cutoff else {
+                none_at.push(cutoff.target_precision.to_string());
+                continue;
+            };
+            let tested = Tally {
+                cutoff: t,
+                decided: cutoff.tested,
+                mistakes: cutoff.tested_mistakes,
+            };
+            let p = p_value(&tested, 1.0 - cutoff.target_precision);
+            accepting.push(DecisionLine {
+                coverage: cutoff.coverage,
+                cells: decision_cells(
+                    &row.key,
+                    cutoff.target_precision,
+                    format!("{t:.2}"),
+                    cutoff,
+                    p,
+                    &links,
+                ),
+            });
+        }
+        if !none_at.is_empty() {
+            review_all.push(review_line(&row.key, &none_at, "-".to_owned(), &links));
         }
     }
+    for rule in rules {
+        let links = [
+            "fixed rule".to_owned(),
+            format!("[json]({})", rule.calibrator),
+            "-".to_owned(),
+        ];
+        let value = format!("{} ≥ {}", rule.rule.measure, rule.rule.at_least);
+        let mut none_at = Vec::new();
+        let mut best_p = 1.0f64;
+        for test in &rule.tests {
+            if !test.certified {
+                none_at.push(test.target_precision.to_string());
+                best_p = best_p.min(test.p_value);
+                continue;
+            }
+            let cutoff = Cutoff {
+                decided: test.accepted,
+                coverage: test.coverage(),
+                realised_precision: test.realised_precision(),
+                ..Cutoff::none(test.target_precision)
+            };
+            accepting.push(DecisionLine {
+                coverage: test.coverage(),
+                cells: decision_cells(
+                    &rule.key,
+                    test.target_precision,
+                    value.clone(),
+                    &cutoff,
+                    test.p_value,
+                    &links,
+                ),
+            });
+        }
+        if !none_at.is_empty() {
+            review_all.push(review_line(
+                &rule.key,
+                &none_at,
+                format!("{best_p:.3}"),
+                &links,
+            ));
+        }
+    }
+    accepting.sort_by(|a, b| b.coverage.total_cmp(&a.coverage));
+    let mut table_rows: Vec<Vec<String>> = accepting.into_iter().map(|l| l.cells).collect();
+    table_rows.extend(review_all);
     ReportTable {
         file: "decisions".into(),
         title: format!(
-            "Decisions: accept cutoffs on the raw confidence with a precision guarantee \
-             (Learn-then-Test, {procedure}, exact binomial test, δ = {delta}); below a cutoff \
-             an item goes to review"
+            "Decisions: what is accepted with a precision guarantee at δ = {delta}, most first \
+             (cutoffs by Learn-then-Test, {procedure}; fixed rules by one exact binomial test \
+             each); then the targets at which nothing is certified (review all)"
         ),
         header: header(
             key,
             &[
                 "target precision",
                 "cutoff",
-                "coverage",
+                "coverage (items)",
                 "realised precision",
+                "p-value",
                 "chosen on",
                 "calibrator",
                 "risk-coverage",
@@ -77,6 +158,43 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow]) -> ReportTable {
         ),
         rows: table_rows,
     }
+}
+
+/// A certified line's cells: key, target, cutoff, coverage, precision, p.
+fn decision_cells(
+    key: &[String],
+    target: f64,
+    cutoff_text: String,
+    cutoff: &Cutoff,
+    p: f64,
+    links: &[String; 3],
+) -> Vec<String> {
+    let mut cells = key.to_vec();
+    cells.extend([
+        target.to_string(),
+        cutoff_text,
+        format!("{:.3} ({})", cutoff.coverage, cutoff.decided),
+        cutoff
+            .realised_precision
+            .map_or("-".to_owned(), |p| format!("{p:.3}")),
+        format!("{p:.4}"),
+    ]);
+    cells.extend(links.iter().cloned());
+    cells
+}
+
+/// The one line of a cell or rule that certifies nothing at `targets`.
+fn review_line(key: &[String], targets: &[String], p: String, links: &[String; 3]) -> Vec<String> {
+    let mut cells = key.to_vec();
+    cells.extend([
+        targets.join(", "),
+        "none: review all".to_owned(),
+        "0".to_owned(),
+        "-".to_owned(),
+        p,
+    ]);
+    cells.extend(links.iter().cloned());
+    cells
 }
 
 /// Correct items per training fold that logistic rescaling needs to learn

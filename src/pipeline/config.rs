@@ -389,6 +389,11 @@ pub struct CalibrationConfig {
     /// folds (a task run; at least two of the run's measures).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub combine: Vec<String>,
+    /// Fixed rules named before the labels (`[[calibration.rules]]`: name,
+    /// measure, at_least), each certified by one exact binomial test per
+    /// target (a task run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<crate::calibrate::cutoffs::rule::FixedRule>,
 }
 
 /// The name of the learned combination's column.
@@ -413,6 +418,7 @@ impl Default for CalibrationConfig {
             group_features: Vec::new(),
             multicalibration: None,
             combine: Vec::new(),
+            rules: Vec::new(),
         }
     }
 }

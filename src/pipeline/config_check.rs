@@ -8,7 +8,6 @@ use std::path::Path;
 use super::config::*;
 use super::multicalibration::GROUP_FEATURES;
 use crate::calibrate::{Method, MethodChoice};
-use crate::confidence::TOKEN_MEASURES;
 use crate::task::TaskKind;
 use crate::task::datasets::Dataset;
 use crate::thresholds::file::read_threshold;
@@ -70,69 +69,11 @@ impl RunConfig {
             check_backend(&format!("backends[{i}]"), backend, servers)?;
         }
         super::generation::check_generators(self)?;
-        for name in &self.calibration.confidence {
-            let baseline = name == LENGTH_BASELINE && self.task() != TaskKind::Summarize;
-            if !TOKEN_MEASURES.contains(&name.as_str()) && !baseline {
-                return Err(key_error(
-                    "calibration.confidence",
-                    format!(
-                        "unknown measure {name:?} (expected one of: {})",
-                        TOKEN_MEASURES.join(", ")
-                    ),
-                ));
-            }
-        }
+        self.check_measures()?;
         self.check_rescaling()?;
         self.check_combine()?;
+        self.check_rules()?;
         self.check_ranges()
-    }
-
-    /// Every measure to combine is one the run calibrates, and there are two.
-    fn check_combine(&self) -> Result<(), ConfigError> {
-        let combine = &self.calibration.combine;
-        if combine.is_empty() {
-            return Ok(());
-        }
-        if self.task() == TaskKind::Summarize {
-            return Err(key_error(
-                "calibration.combine",
-                "a learned combination is made in task runs only",
-            ));
-        }
-        let mut known: Vec<String> = self
-            .calibration
-            .confidence
-            .iter()
-            .cloned()
-            .chain(
-                self.generation
-                    .reflective
-                    .iter()
-                    .map(|m| m.name().to_owned()),
-            )
-            .collect();
-        if self.generation.samples > 0 {
-            known.extend(crate::confidence::agreement::CODE_MEASURES.map(String::from));
-        }
-        if let Some(unknown) = combine.iter().find(|m| !known.contains(m)) {
-            return Err(key_error(
-                "calibration.combine",
-                format!(
-                    "{unknown:?} is not a measure this run calibrates (it calibrates: {})",
-                    known.join(", ")
-                ),
-            ));
-        }
-        let mut distinct = combine.clone();
-        distinct.sort();
-        distinct.dedup();
-        if distinct.len() < 2 {
-            return Err(key_error(
-                "calibration.combine",
-                "name at least two different measures",
-            ));
-        }
-        Ok(())
     }
 
     /// The method (or multicalibration, its base and its group features).

@@ -17,6 +17,7 @@ mod calibration;
 mod cells;
 pub mod config;
 mod config_check;
+mod config_measures;
 mod embedding;
 mod generation;
 mod merge;

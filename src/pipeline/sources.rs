@@ -17,6 +17,8 @@ pub(crate) struct SourceRow<'a> {
     pub report: &'a CalibrationReport,
     /// Generated tokens per item the measure needs, where every item says.
     pub tokens_per_item: Option<f64>,
+    /// Sandbox seconds per item the measure's confidence took, where known.
+    pub sandbox_seconds_per_item: Option<f64>,
 }
 
 /// Where a measure's number comes from.
@@ -29,6 +31,8 @@ pub(crate) fn source_of(measure: &str) -> &'static str {
         "agreement: sampled summaries embedded with SentenceBERT"
     } else if is_reflective(measure) {
         "reflection: a further question to the model"
+    } else if crate::task::examples::SPEC_MEASURES.contains(&measure) {
+        "the prompt's own examples, run on the answer in the sandbox"
     } else if measure == super::config::LENGTH_BASELINE {
         "the answer's length alone"
     } else {
@@ -64,6 +68,24 @@ pub(crate) fn tokens_per_item(rows: &[&GenerationRow], measure: &str) -> Option<
     Some(total as f64 / rows.len() as f64)
 }
 
+/// The mean sandbox seconds per item that `measure`'s confidence took over
+/// `rows`: what the rows record for it (the shown examples' runs), 0 for a
+/// measure that runs nothing, and `None` for code agreement, whose probes'
+/// time is not recorded, or where an item does not say.
+pub(crate) fn sandbox_seconds_per_item(rows: &[&GenerationRow], measure: &str) -> Option<f64> {
+    if rows.is_empty() || CODE_MEASURES.contains(&measure) {
+        return None;
+    }
+    if !rows.iter().any(|r| r.sandbox_seconds.contains_key(measure)) {
+        return Some(0.0);
+    }
+    let total: Option<f64> = rows
+        .iter()
+        .map(|r| r.sandbox_seconds.get(measure).copied())
+        .sum();
+    Some(total? / rows.len() as f64)
+}
+
 pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
     let table_rows = rows
         .iter()
@@ -80,6 +102,8 @@ pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
                 rescaled,
                 row.tokens_per_item
                     .map_or("-".to_owned(), |t| format!("{t:.1}")),
+                row.sandbox_seconds_per_item
+                    .map_or("-".to_owned(), |t| format!("{t:.2}")),
                 source_of(row.measure).to_owned(),
             ]);
             cells
@@ -90,7 +114,8 @@ pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
         title: "Confidence sources: every measure on the same items, with how well it ranks \
                 (AUC), its Brier skill score raw and rescaled (out of fold), and its cost in \
                 generated tokens per item (the answer's own, plus the samples an agreement \
-                measure draws or the reply a reflective one asks for)"
+                measure draws or the reply a reflective one asks for) and in sandbox seconds \
+                per item (the prompt's examples run on the answer; '-' where not recorded)"
             .into(),
         header: header(
             key,
@@ -100,6 +125,7 @@ pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
                 "raw skill",
                 "rescaled skill",
                 "tokens per item",
+                "sandbox s per item",
                 "source",
             ],
         ),

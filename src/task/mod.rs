@@ -12,6 +12,7 @@
 pub mod answer;
 pub mod behaviour;
 pub mod datasets;
+pub mod examples;
 pub mod line_completion;
 pub mod reval;
 pub mod turbulence;

@@ -29,6 +29,7 @@
 
 pub mod procedures;
 pub mod ranked;
+pub mod rule;
 pub mod simulation;
 
 use serde::{Deserialize, Serialize};
@@ -158,6 +159,7 @@ impl CutoffParams {
             accept,
             reject,
             groups: None,
+            rule: None,
         })
     }
 
@@ -231,6 +233,11 @@ impl CutoffParams {
                 let coarse = candidates(HOLM_STEPS.min(self.grid));
                 let tallies = items.all.tallies(side, &coarse);
                 procedures::holm(&tallies, alpha, self.delta, fewest)
+            }
+            Procedure::Fallback => {
+                let coarse = candidates(HOLM_STEPS.min(self.grid));
+                let tallies = items.all.tallies(side, &coarse);
+                procedures::fallback(&tallies, alpha, self.delta, fewest)
             }
             Procedure::SplitFixedSequence => procedures::split_fixed_sequence(
                 side,
@@ -393,6 +400,10 @@ pub struct Cutoffs {
     /// Each group's own cutoffs, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub groups: Option<ByGroup>,
+    /// A fixed rule named before the labels, whose one exact test per
+    /// target gave these cutoffs, instead of a walk over candidates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<rule::FixedRule>,
 }
 
 fn fixed_sequence() -> Procedure {

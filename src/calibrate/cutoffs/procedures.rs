@@ -1,7 +1,8 @@
 //! The multiple-testing procedures that turn a grid of candidate cutoffs into
 //! one chosen cutoff with a family-wise guarantee (Learn-then-Test,
 //! Angelopoulos et al. 2021, §3 and §4): fixed sequence, split fixed
-//! sequence and Bonferroni–Holm.
+//! sequence, Bonferroni–Holm, and the fallback procedure (Wiens 2003), which
+//! keeps testing after a failure.
 //!
 //! Every procedure sees the candidates in the same order, from the one that
 //! decides fewest items to the one that decides most, each with its count of
@@ -30,15 +31,22 @@ pub enum Procedure {
     /// Bonferroni–Holm step-down over the coarse grid (steps of 0.05),
     /// leaving out cutoffs too small to ever pass.
     Holm,
+    /// Wiens's (2003) fallback procedure over the coarse grid's distinct
+    /// candidates, strictest first, δ split in halves among them (1/2, 1/4,
+    /// ...): a candidate is tested at its own share plus the level of the
+    /// one before it if that one passed, so one early failure does not end
+    /// the walk.
+    Fallback,
 }
 
-crate::choices!(Procedure { FixedSequence => "fixed-sequence", SplitFixedSequence => "split-fixed-sequence", Holm => "holm" });
+crate::choices!(Procedure { FixedSequence => "fixed-sequence", SplitFixedSequence => "split-fixed-sequence", Holm => "holm", Fallback => "fallback" });
 
 impl Procedure {
-    pub const ALL: [Procedure; 3] = [
+    pub const ALL: [Procedure; 4] = [
         Procedure::FixedSequence,
         Procedure::SplitFixedSequence,
         Procedure::Holm,
+        Procedure::Fallback,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +74,12 @@ impl Procedure {
                 "Bonferroni–Holm over cutoffs 1, 0.95, ..., 0 and the 5% quantiles (no order, \
                  no stop at a dip): with probability 1 − δ over the calibration items, every \
                  cutoff it rejects has a mistake rate at most 1 − target, simultaneously"
+            }
+            Procedure::Fallback => {
+                "fallback (Wiens 2003) over the distinct cutoffs among 1, 0.95, ..., 0 and the 5% \
+                 quantiles, strictest first, δ split in halves (1/2, 1/4, ...), a passed cutoff's \
+                 level carried to the next, a failed one's not: with probability 1 − δ over the calibration \
+                 items, every cutoff it passes has a mistake rate at most 1 − target"
             }
         }
     }
@@ -275,6 +289,56 @@ pub fn holm(tallies: &[Tally], alpha: f64, delta: f64, fewest: usize) -> Option<
         })
 }
 
+/// The share of δ the fallback procedure gives its hypothesis `i` of `m`:
+/// halves, strictest first (1/2, 1/4, ...), the last two equal, so the
+/// shares sum to 1. A walk that passes from the start tests at nearly δ,
+/// as the fixed sequence does; after a failure at the first, the others
+/// still hold half of δ between them.
+pub fn fallback_weight(i: usize, m: usize) -> f64 {
+    let halvings = (i + 1).min(m.saturating_sub(1).max(1));
+    0.5f64.powi(halvings as i32) * if m == 1 { 2.0 } else { 1.0 }
+}
+
+/// Wiens's (2003) fallback procedure over `tallies` in their order (fewest
+/// decided first). Candidates that decide the same number of items decide
+/// the same items (the candidates are nested), so only the first of each
+/// count is a hypothesis; of those, the ones that can pass at all and
+/// decide at least `fewest` items share δ by [`fallback_weight`].
+/// Hypothesis i is tested at its share of δ, plus the level of hypothesis
+/// i − 1 where that one passed. The family-wise error is at most δ for any
+/// dependence among the tests (Wiens 2003, §2), and the shares depend on
+/// counts alone, fixed before any test.
+pub fn fallback(tallies: &[Tally], alpha: f64, delta: f64, fewest: usize) -> Option<Chosen> {
+    let mut hypotheses: Vec<usize> = Vec::new();
+    for (i, t) in tallies.iter().enumerate() {
+        let repeat = hypotheses
+            .last()
+            .is_some_and(|&j| tallies[j].decided == t.decided);
+        if !repeat && can_pass(t.decided, alpha, delta) && t.decided >= fewest {
+            hypotheses.push(i);
+        }
+    }
+    let m = hypotheses.len();
+    let mut level = 0.0;
+    let mut chosen: Option<Chosen> = None;
+    for (i, index) in hypotheses.into_iter().enumerate() {
+        let tally = tallies[index];
+        level += delta * fallback_weight(i, m);
+        if p_value(&tally, alpha) <= level {
+            if chosen.is_none_or(|c| c.tested.decided < tally.decided) {
+                chosen = Some(Chosen {
+                    index,
+                    tested: tally,
+                });
+            }
+        } else {
+            // A failed hypothesis passes nothing on.
+            level = 0.0;
+        }
+    }
+    chosen
+}
+
 /// The split fixed sequence. A seeded [`LEARN_FRACTION`] of the items
 /// estimates each candidate's mistake rate; with it and the number of test
 /// items the candidate decides (known without labels) each candidate gets a
@@ -380,6 +444,46 @@ mod tests {
         // With four candidates the second level becomes 0.1/3 < 0.04.
         let chosen = holm(&[strong, medium, weak, weak], alpha, 0.1, 0).unwrap();
         assert_eq!(chosen.index, 0);
+    }
+
+    #[test]
+    fn the_fallback_shares_sum_to_one() {
+        for m in 1..12 {
+            let total: f64 = (0..m).map(|i| fallback_weight(i, m)).sum();
+            assert!((total - 1.0).abs() < 1e-12, "{m}: {total}");
+        }
+        assert_eq!(fallback_weight(0, 3), 0.5);
+        assert_eq!(fallback_weight(2, 3), 0.25);
+    }
+
+    /// Wiens (2003): with three hypotheses at δ = 0.1 the shares are 0.05,
+    /// 0.025 and 0.025; a pass carries its level on, a failure does not.
+    #[test]
+    fn the_fallback_carries_a_passed_level_and_survives_a_failure() {
+        let t = |decided, mistakes| Tally {
+            cutoff: 0.0,
+            decided,
+            mistakes,
+        };
+        let strong = t(200, 8); // p ≈ 0.0016
+        let medium = t(300, 21); // p ≈ 0.04
+        let weak = t(400, 36); // p ≈ 0.31
+        // strong passes at 0.05, medium then at 0.075; weak fails at 0.1.
+        let chosen = fallback(&[strong, medium, weak], 0.1, 0.1, 0).unwrap();
+        assert_eq!(chosen.index, 1);
+        // After a failure first, medium has only its own 0.025 and fails,
+        // strong passes at its own 0.025; the fixed sequence stops at the
+        // first failure and chooses nothing.
+        let chosen = fallback(&[weak, medium, strong], 0.1, 0.1, 0);
+        assert_eq!(chosen.map(|c| c.index), Some(2));
+        assert_eq!(
+            fixed_sequence(&[weak, medium, strong], 0..3, 0.1, 0.1, 0),
+            None
+        );
+        // Candidates deciding the same items are one hypothesis: two here,
+        // 0.05 each, medium tested at 0.1 after strong passes.
+        let chosen = fallback(&[strong, strong, strong, medium], 0.1, 0.1, 0).unwrap();
+        assert_eq!(chosen.index, 3);
     }
 
     #[test]

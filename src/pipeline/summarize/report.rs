@@ -150,6 +150,8 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
             measure: &c.measure,
             report: &c.report,
             tokens_per_item: c.tokens_per_item,
+            // Summaries run nothing in the sandbox.
+            sandbox_seconds_per_item: Some(0.0),
         })
         .collect();
     tables.push(sources_table(&cell_key, &source_rows));
@@ -158,7 +160,7 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
         &["language", "model", "measure"],
         subgroup_cells,
     ));
-    tables.push(decision_table(&cell_key, &decision_rows));
+    tables.push(decision_table(&cell_key, &decision_rows, &[]));
     tables.extend(multicalibration_tables(&cell_key, &decision_rows));
     let intro = format!(
         "Correct means {metric} above the threshold of `{}`. Intervals are 95% percentile \

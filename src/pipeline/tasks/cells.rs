@@ -12,27 +12,28 @@ use super::columns::{
     ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, Column, answer_token_measures,
     combination_column, measure_column,
 };
+use super::oyster::oyster_calibration;
 use super::read_problems;
 use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::BinSpec;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
 use crate::calibrate::combine::Combination;
-use crate::calibrate::{
-    CalibrateOptions, CalibrationData, CalibrationReport, Evaluation, Method, calibrate,
-};
+use crate::calibrate::cutoffs::rule::FixedRule;
+use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Evaluation};
 use crate::confidence::agreement::CODE_MEASURES;
 use crate::confidence::length::LengthBaseline;
 use crate::generate::row::GenerationRow;
 use crate::pipeline::PipelineError;
 use crate::pipeline::artifacts::read_jsonl;
+use crate::pipeline::calibration::RuleRow;
 use crate::pipeline::cells::{
     CellFiles, CellKey, calibrate_options, calibrate_or_raw, generator, write_cell,
 };
 use crate::pipeline::config::{COMBINATION, RunConfig};
 use crate::pipeline::multicalibration::{self};
 use crate::pipeline::sampled::merge_agreement;
-use crate::pipeline::sources::tokens_per_item;
+use crate::pipeline::sources::{sandbox_seconds_per_item, tokens_per_item};
 use crate::report::paper::MeasureResult;
 use crate::report::run::ReportTable;
 use crate::report::run::{CellView, ItemView, Section};
@@ -53,6 +54,8 @@ pub(super) struct Cell {
     pub(super) extremes: usize,
     /// Generated tokens per item the measure needs.
     pub(super) tokens_per_item: Option<f64>,
+    /// Sandbox seconds per item its confidence took.
+    pub(super) sandbox_seconds_per_item: Option<f64>,
     pub(super) view: CellView,
 }
 
@@ -190,6 +193,7 @@ impl RunCells<'_> {
         let mut generations: Vec<GenerationRow> =
             read_jsonl(&dir.join(format!("generations/{label}.jsonl")))?;
         merge_agreement(dir, label, &mut generations)?;
+        super::examples::merge_examples(dir, label, &mut generations)?;
         let mut verdicts: Vec<VerdictRow> =
             read_jsonl(&dir.join(format!("verdicts/{label}.jsonl")))?;
         if self.dataset == Dataset::Turbulence {
@@ -234,6 +238,7 @@ impl RunCells<'_> {
         };
         let features = multicalibration::task_features(config, &generations, &verdicts)?;
         let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
+        let mut combination_fit: Option<Combination> = None;
         for measure in &self.measures {
             let (mut column, combination) = if measure == COMBINATION {
                 match combination_column(&config.calibration.combine, &seen, &self.options) {
@@ -257,10 +262,71 @@ impl RunCells<'_> {
             };
             seen.insert(measure.clone(), column.data.clone());
             column.data.features = features.clone();
+            if combination.is_some() {
+                combination_fit.clone_from(&combination);
+            }
             let cell = self.cell(&answers, measure, &column, combination, out, turbulence)?;
             out.cells.push(cell);
         }
+        for rule in &config.calibration.rules {
+            let row = self.rule_row(&answers, rule, &seen, combination_fit.clone(), out)?;
+            out.rules.extend(row);
+        }
         Ok(())
+    }
+
+    /// A fixed rule's tests at every target on the raw values of its
+    /// measure, and its calibrator: the measure's cell with the rule's
+    /// cutoffs, so `apply` decides with exactly the tested rule. `None`
+    /// (with a note) where the measure was not calibrated.
+    fn rule_row(
+        &self,
+        answers: &Answers,
+        rule: &FixedRule,
+        seen: &BTreeMap<String, CalibrationData>,
+        combination: Option<Combination>,
+        out: &mut Gathered,
+    ) -> Result<Option<RuleRow>, PipelineError> {
+        let label = answers.label;
+        let cell = out
+            .cells
+            .iter()
+            .find(|c| c.model == label && c.measure == rule.measure);
+        let (Some(data), Some(cell)) = (seen.get(&rule.measure), cell) else {
+            out.notes.push(format!(
+                "{label} rule {}: not tested ({} was not calibrated)",
+                rule.name, rule.measure
+            ));
+            return Ok(None);
+        };
+        let params = &self.options.cutoffs;
+        let tests = params
+            .target_precisions
+            .iter()
+            .map(|&t| rule.test(&data.confidence, &data.correct, t, params.delta))
+            .collect();
+        let mut report = cell.report.clone();
+        report.cutoffs = rule.cutoffs(params, &data.confidence, &data.correct);
+        report.cutoffs_on = "raw";
+        let dataset_name = format!("{:?}", self.dataset).to_lowercase();
+        let part = format!("rule-{}", rule.name);
+        let files = CellFiles {
+            parts: vec![&dataset_name, label, &part],
+            measure: &rule.measure,
+            label: LabelDefinition {
+                column: "the oracle's verdict (passed)".into(),
+                ..LabelDefinition::default()
+            },
+            generator: Some(answers.generator.clone()),
+        };
+        let calibrator = files.calibrator_file();
+        files.write(self.dir, &report, combination)?;
+        Ok(Some(RuleRow {
+            key: vec![label.to_owned(), format!("rule {}", rule.name)],
+            rule: rule.clone(),
+            tests,
+            calibrator,
+        }))
     }
 
     /// One cell: calibrated (raw where rescaling cannot be had), rescaled
@@ -330,7 +396,13 @@ impl RunCells<'_> {
         Ok(Cell {
             model: label.to_owned(),
             measure: measure.to_owned(),
-            tokens_per_item: cost(answers.generations, measure, combine),
+            tokens_per_item: cost(answers.generations, measure, combine, tokens_per_item),
+            sandbox_seconds_per_item: cost(
+                answers.generations,
+                measure,
+                combine,
+                sandbox_seconds_per_item,
+            ),
             extremes: data
                 .confidence
                 .iter()
@@ -375,6 +447,8 @@ pub(super) struct Gathered {
     pub(super) items: Vec<ItemView>,
     /// Tables and figures of the dataset's own (Turbulence's).
     pub(super) extra: Vec<ReportTable>,
+    /// The fixed rules' tests, per model.
+    pub(super) rules: Vec<RuleRow>,
     pub(super) sections: Vec<Section>,
 }
 
@@ -415,17 +489,22 @@ fn turbulence_answers(
     answers
 }
 
-/// Generated tokens per item that `measure` needs: for the learned
-/// combination, what its costliest measure needs.
-fn cost(generations: &[GenerationRow], measure: &str, combine: &[String]) -> Option<f64> {
+/// What `measure` costs per item by `per_item` (tokens or sandbox seconds):
+/// for the learned combination, what its costliest measure costs.
+fn cost(
+    generations: &[GenerationRow],
+    measure: &str,
+    combine: &[String],
+    per_item: fn(&[&GenerationRow], &str) -> Option<f64>,
+) -> Option<f64> {
     let rows: Vec<&GenerationRow> = generations.iter().collect();
     if measure == COMBINATION {
         return combine
             .iter()
-            .filter_map(|m| tokens_per_item(&rows, m))
+            .filter_map(|m| per_item(&rows, m))
             .reduce(f64::max);
     }
-    tokens_per_item(&rows, measure)
+    per_item(&rows, measure)
 }
 
 /// The learned combination beside the best single measure of the same
@@ -448,98 +527,4 @@ fn combination_note(cells: &[Cell], model: &str) -> Option<String> {
         best.1,
         auc(&best.0.report.raw),
     ))
-}
-
-/// The cell rescaled with "Open the Oyster"'s Eq. 4 (Platt on p) as the
-/// paper fits it, by plain maximum likelihood: no L2 penalty, which would
-/// shrink the slope of a feature as small as a total probability (~1e-5)
-/// to zero (issue "fidelity, third pass", item 4). Reuses the run's own
-/// calibration where that already is an unpenalised `platt-p`.
-fn oyster_calibration(
-    data: &CalibrationData,
-    options: &CalibrateOptions,
-    report: &CalibrationReport,
-    notes: &mut Vec<String>,
-    label: &str,
-    measure: &str,
-) -> Result<CalibrationReport, PipelineError> {
-    if options.method == Method::PlattP && !options.penalty {
-        return Ok(report.clone());
-    }
-    let platt_p = CalibrateOptions {
-        method: Method::PlattP,
-        penalty: false,
-        multicalibration: None,
-        ..options.clone()
-    };
-    // Plain likelihood has no unique optimum for a confidence that does not
-    // vary (or separates the classes): then the penalised fit, said so. (A
-    // single-class cell's note comes from the cell's own calibration.)
-    match calibrate(data, &platt_p) {
-        Ok(report) => Ok(report),
-        Err(e) => {
-            notes.push(format!(
-                "{label} {measure}: Eq. 4 without a penalty has no unique fit ({e}); the \
-                 Oyster table uses scikit-learn's C = 1 for it"
-            ));
-            let penalised = CalibrateOptions {
-                penalty: true,
-                ..platt_p
-            };
-            calibrate_or_raw(
-                data,
-                &penalised,
-                notes,
-                label,
-                &format!("{label} {measure} (platt-p)"),
-            )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::calibrate::Rescaler;
-    use crate::calibrate::metrics::tests::fixture;
-
-    /// Eq. 4 is fitted without a penalty: scikit-learn's
-    /// LogisticRegression(penalty=None) on p gives slope 2.70815 and
-    /// intercept -1.60405 on the small fixture (`tests/sklearn_expected.py`),
-    /// and on p / 10^5 (a total probability's scale) the slope scales by 10^5,
-    /// where the default C = 1 would shrink it to nearly 0.
-    #[test]
-    fn the_oyster_table_fits_eq_4_without_a_penalty() {
-        for scale in [1.0, 1e-5] {
-            let f = fixture();
-            let data = CalibrationData {
-                confidence: f.confidence.iter().map(|p| p * scale).collect(),
-                correct: f.correct,
-                groups: Some(f.repo),
-                target: None,
-                features: Vec::new(),
-            };
-            let options = CalibrateOptions {
-                bootstrap: 0,
-                ..CalibrateOptions::default()
-            };
-            let report = calibrate(&data, &options).unwrap();
-            let oyster =
-                oyster_calibration(&data, &options, &report, &mut Vec::new(), "m", "p").unwrap();
-            let Some(Rescaler::Logistic(fit)) = oyster.final_fit else {
-                panic!("no logistic fit")
-            };
-            let slope = 2.7081472808551674 / scale;
-            assert!(
-                (fit.slope - slope).abs() <= 1e-6 * slope,
-                "{} vs {slope}",
-                fit.slope
-            );
-            assert!(
-                (fit.intercept + 1.604047749613074).abs() <= 1e-6,
-                "{}",
-                fit.intercept
-            );
-        }
-    }
 }

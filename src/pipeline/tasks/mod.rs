@@ -11,7 +11,9 @@
 mod agreement;
 mod cells;
 mod columns;
+mod examples;
 mod items;
+mod oyster;
 mod report;
 mod turbulence;
 
@@ -45,6 +47,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         if config.generation.samples > 0 {
             agreement::stage(config, dataset, &label, books)?;
         }
+        if examples::wanted(config) {
+            examples::stage(config, dataset, &label, books)?;
+        }
         labels.push(label);
     }
     if books.shard.is_some() {
@@ -60,6 +65,9 @@ pub(crate) fn run(config: &RunConfig, books: &mut Books) -> Result<(), PipelineE
         inputs.push(books.file_hash(&format!("verdicts/{label}.jsonl"))?);
         if config.generation.samples > 0 {
             inputs.push(books.file_hash(&format!("agreement/{label}.jsonl"))?);
+        }
+        if examples::wanted(config) {
+            inputs.push(books.file_hash(&format!("examples/{label}.jsonl"))?);
         }
     }
     let outputs = super::run_report::REPORT_FILES.map(String::from);

@@ -80,6 +80,7 @@ fn write_tables(
         items,
         extra,
         sections,
+        rules,
     } = gathered;
     let cells = &cells[..];
     let key = ["model", "measure"];
@@ -104,6 +105,7 @@ fn write_tables(
             measure: &c.measure,
             report: &c.report,
             tokens_per_item: c.tokens_per_item,
+            sandbox_seconds_per_item: c.sandbox_seconds_per_item,
         })
         .collect();
     let mut tables = vec![
@@ -121,7 +123,7 @@ fn write_tables(
     tables.extend([
         sources_table(&key, &source_rows),
         metrics_table(&key, &cell_rows),
-        decision_table(&key, &cell_rows),
+        decision_table(&key, &cell_rows, &rules),
     ]);
     let size = sample_size_note(&cell_rows);
     tables.extend(extra);

@@ -1,0 +1,182 @@
+//! The examples stage of a synthesis run: each main answer (and each sample,
+//! where the run samples) runs on the examples its prompt shows, in the
+//! sandbox under the judge's limits (`task::examples`), and the results
+//! become the `spec_examples` measures. Writes `examples/<label>.jsonl`, one
+//! line per problem, which the calibration reads beside the token measures.
+//! Not the parsing of examples (`task::examples`) nor the calibration.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::read_problems;
+use crate::artifact::{create_dir, write_atomic};
+use crate::generate::row::GenerationRow;
+use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
+use crate::pipeline::config::RunConfig;
+use crate::pipeline::{Books, PipelineError, hash_strings};
+use crate::sandbox::Limits;
+use crate::task::datasets::Dataset;
+use crate::task::examples::{
+    ExampleOutcome, SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES, SPEC_MEASURES,
+    run_examples,
+};
+use crate::task::{self, Problem, answer};
+
+/// Whether the run calibrates or combines a measure of the shown examples.
+pub(super) fn wanted(config: &RunConfig) -> bool {
+    let c = &config.calibration;
+    c.confidence
+        .iter()
+        .chain(&c.combine)
+        .any(|m| SPEC_MEASURES.contains(&m.as_str()))
+}
+
+/// One line of `examples/<label>.jsonl`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct ExamplesLine {
+    pub id: String,
+    /// The main answer on the prompt's examples.
+    pub main: ExampleOutcome,
+    /// Each sample's, in the row's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<ExampleOutcome>,
+    /// Sandbox seconds for the main answer and the samples together.
+    pub sandbox_seconds: f64,
+    pub confidence: BTreeMap<String, Option<f64>>,
+}
+
+pub(super) fn stage(
+    config: &RunConfig,
+    dataset: Dataset,
+    label: &str,
+    books: &mut Books,
+) -> Result<(), PipelineError> {
+    let generations = format!("generations/{label}.jsonl");
+    let inputs = vec![
+        books.file_hash("problems.jsonl")?,
+        books.file_hash(&generations)?,
+        hash_strings(&[
+            config.dataset.timeout_s.to_string(),
+            config.dataset.isolation.to_string(),
+            include_str!("../../task/examples.rs").to_owned(),
+            task::examples::EXAMPLE_CHECK.to_owned(),
+        ]),
+        task::judging_rules_fingerprint(),
+    ];
+    let output = format!("examples/{label}.jsonl");
+    books.item_stage(
+        &format!("examples {label}"),
+        &inputs,
+        std::slice::from_ref(&output),
+        0,
+        |dir| {
+            let problems = read_problems(&dir.join("problems.jsonl"))?;
+            let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
+            let lines = example_lines(config, dataset, &problems, &rows)?;
+            create_dir(&dir.join("examples"))?;
+            write_atomic(&dir.join(&output), to_jsonl(&lines).as_bytes())?;
+            Ok(())
+        },
+    )
+}
+
+/// One line per generation row: its answers' outcomes on the shown examples
+/// and the measures read from them.
+fn example_lines(
+    config: &RunConfig,
+    dataset: Dataset,
+    problems: &[Problem],
+    rows: &[GenerationRow],
+) -> Result<Vec<ExamplesLine>, PipelineError> {
+    let by_id: std::collections::HashMap<&str, &Problem> =
+        problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    let kind = dataset.task();
+    let mut pairs: Vec<(&Problem, String)> = Vec::new();
+    let mut spans = Vec::with_capacity(rows.len());
+    for row in rows {
+        let problem = *by_id
+            .get(row.id.as_str())
+            .ok_or_else(|| failed("examples", format!("no problem `{}`", row.id)))?;
+        let start = pairs.len();
+        pairs.push((problem, answer::extract(kind, &row.text)));
+        for sample in row.sample_answers() {
+            pairs.push((problem, answer::extract(kind, &sample.text)));
+        }
+        spans.push(start..pairs.len());
+    }
+    let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
+    let sandbox = task::sandbox_for(&pairs, limits, config.dataset.isolation)
+        .map_err(|e| failed("examples", e))?;
+    let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
+    let outcomes = run_examples(&borrowed, sandbox.as_ref(), config.dataset.jobs)
+        .map_err(|e| failed("examples", e))?;
+    Ok(rows
+        .iter()
+        .zip(spans)
+        .map(|(row, span)| line(&row.id, &outcomes[span]))
+        .collect())
+}
+
+/// A row's line from its main answer's outcome (first) and its samples'.
+pub(crate) fn line(id: &str, outcomes: &[ExampleOutcome]) -> ExamplesLine {
+    let (main, samples) = outcomes
+        .split_first()
+        .expect("every row has its main answer");
+    let samples_all = (!samples.is_empty() && main.shown > 0).then(|| {
+        samples.iter().filter(|s| s.passed == s.shown).count() as f64 / samples.len() as f64
+    });
+    let confidence = [
+        (SPEC_EXAMPLES, main.share()),
+        (SPEC_EXAMPLES_ALL, main.all_passed()),
+        (SPEC_EXAMPLES_SAMPLES, samples_all),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_owned(), value))
+    .collect();
+    ExamplesLine {
+        id: id.to_owned(),
+        main: main.clone(),
+        samples: samples.to_vec(),
+        sandbox_seconds: outcomes.iter().map(|o| o.seconds).sum(),
+        confidence,
+    }
+}
+
+/// The measures of `examples/<label>.jsonl` put into each row's
+/// `confidence`, and their sandbox seconds into `sandbox_seconds`; nothing
+/// when the run has no examples stage.
+pub(super) fn merge_examples(
+    dir: &std::path::Path,
+    label: &str,
+    generations: &mut [GenerationRow],
+) -> Result<(), PipelineError> {
+    let path = dir.join(format!("examples/{label}.jsonl"));
+    if !path.exists() {
+        return Ok(());
+    }
+    let lines: Vec<ExamplesLine> = read_jsonl(&path)?;
+    for (i, (generation, line)) in generations.iter_mut().zip(lines).enumerate() {
+        if generation.id != line.id {
+            return Err(PipelineError::Artifact {
+                path: path.clone(),
+                source: crate::pipeline::ArtifactError::OutOfStep {
+                    line: i + 1,
+                    found: line.id,
+                    expected: generation.id.clone(),
+                },
+            });
+        }
+        generation.confidence.extend(line.confidence);
+        for measure in [SPEC_EXAMPLES, SPEC_EXAMPLES_ALL] {
+            generation
+                .sandbox_seconds
+                .insert(measure.to_owned(), line.main.seconds);
+        }
+        if !line.samples.is_empty() {
+            generation
+                .sandbox_seconds
+                .insert(SPEC_EXAMPLES_SAMPLES.to_owned(), line.sandbox_seconds);
+        }
+    }
+    Ok(())
+}

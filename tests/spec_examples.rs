@@ -1,0 +1,201 @@
+//! Issue "trust that is granted": the examples a synthesis prompt shows,
+//! read from all 164 HumanEval prompts and MBPP's shown test, and run on
+//! answers in the sandbox: the references pass the examples they should,
+//! an answer can pass the examples and fail the hidden tests (and the
+//! reverse), and a looping, raising or printing answer fails its example
+//! without stopping the others.
+
+mod common;
+
+use std::time::Duration;
+
+use codecal::sandbox::{IsolationChoice, Limits};
+use codecal::task::datasets::{read_humaneval, read_mbpp_sanitized};
+use codecal::task::examples::{Example, run_examples, shown_examples};
+use codecal::task::{Oracle, Problem, judge_all};
+
+fn humaneval() -> Option<Vec<Problem>> {
+    let path = common::shared_data("humaneval/HumanEval.jsonl.gz")?;
+    Some(read_humaneval(&path).expect("HumanEval reads"))
+}
+
+/// The HumanEval problems whose docstring example disagrees with the
+/// problem's own reference solution: the docstring is wrong, or its prose
+/// reads as an example what is not one. Each checked by hand (2026-12-07).
+/// A right answer fails these examples too, so on these problems the
+/// examples cost recall, never precision.
+const REFERENCE_FAILS_ITS_EXAMPLE: [(&str, &str); 4] = [
+    (
+        "HumanEval/47",
+        "the docstring's median([-10, 4, 6, 1000, 10, 20]) is 15.0; the median is 8.0",
+    ),
+    (
+        "HumanEval/116",
+        "sort_array([1, 5, 2, 3, 4]) == [1, 2, 3, 4, 5] contradicts the task (sort by the \
+         count of ones: [1, 2, 4, 3, 5]), as the reference and hidden tests do",
+    ),
+    (
+        "HumanEval/130",
+        "`tri(1) = 3` and `tri(4) = 3` state terms of the sequence, not calls of the \
+         function, which returns a list",
+    ),
+    (
+        "HumanEval/148",
+        "bf(\"Earth\", \"Mercury\") ==> (\"Venus\") writes a 1-tuple without its comma: \
+         in Python the value is a string",
+    ),
+];
+
+#[test]
+fn every_humaneval_prompt_is_read_and_counted() {
+    let Some(problems) = humaneval() else { return };
+    assert_eq!(problems.len(), 164);
+    let shown: Vec<_> = problems.iter().map(shown_examples).collect();
+    let with = shown.iter().filter(|s| !s.examples.is_empty()).count();
+    let calls: usize = shown.iter().map(|s| s.examples.len()).sum();
+    let skipped: usize = shown.iter().map(|s| s.skipped.len()).sum();
+    let without: Vec<&str> = problems
+        .iter()
+        .zip(&shown)
+        .filter(|(_, s)| s.examples.is_empty())
+        .map(|(p, _)| p.id.as_str())
+        .collect();
+    println!(
+        "HumanEval: {with} of 164 prompts show examples, {calls} in all ({:.2} per problem that \
+         has any); {skipped} example-like lines skipped; no example: {without:?}",
+        calls as f64 / with as f64
+    );
+    for (problem, s) in problems.iter().zip(&shown) {
+        for line in &s.skipped {
+            println!("  skipped in {}: {line}", problem.id);
+        }
+    }
+    // Counted on 2026-12-07; a change to the reader must say what it changes.
+    assert_eq!((with, calls, skipped), (154, 444, 8));
+}
+
+/// Every reference solution passes every example parsed from its own
+/// prompt, but for the listed docstring errors: a parse that invented an
+/// example, or read one wrongly, fails here.
+#[test]
+fn humaneval_references_pass_their_parsed_examples() {
+    let Some(problems) = humaneval() else { return };
+    let limits = Limits::with_wall(Duration::from_secs(10));
+    let Some(sandbox) = common::sandbox(limits, IsolationChoice::Auto) else {
+        return;
+    };
+    let pairs: Vec<(&Problem, &str)> = problems
+        .iter()
+        .map(|p| (p, p.reference_answer.as_str()))
+        .collect();
+    let outcomes = run_examples(&pairs, Some(&sandbox), 2).unwrap();
+    let failing: Vec<(&str, String)> = problems
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| o.passed < o.shown)
+        .map(|(p, o)| (p.id.as_str(), o.first_failure.clone().unwrap_or_default()))
+        .collect();
+    for (id, why) in &failing {
+        println!("{id}: reference fails an example: {why}");
+    }
+    let failing_ids: Vec<&str> = failing.iter().map(|f| f.0).collect();
+    let known: Vec<&str> = REFERENCE_FAILS_ITS_EXAMPLE.iter().map(|k| k.0).collect();
+    assert_eq!(failing_ids, known);
+    let seconds: f64 = outcomes.iter().map(|o| o.seconds).sum();
+    println!("sandbox seconds for the 164 references' examples: {seconds:.1}");
+}
+
+#[test]
+fn an_mbpp_prompt_shows_its_first_test_and_only_that() {
+    let Some(path) = common::shared_data("mbpp/sanitized-mbpp.json") else {
+        return;
+    };
+    let problems = read_mbpp_sanitized(&path).unwrap();
+    assert_eq!(problems.len(), 427);
+    for problem in &problems {
+        let shown = shown_examples(problem);
+        let Oracle::Mbpp { tests, .. } = &problem.oracle else {
+            panic!("not MBPP")
+        };
+        assert_eq!(
+            shown.examples,
+            vec![Example::Assert {
+                statement: tests[0].trim().to_owned()
+            }],
+            "{}",
+            problem.id
+        );
+    }
+}
+
+/// A HumanEval-shaped problem: `double` with a docstring example and a
+/// hidden test of its own.
+fn double_problem(doc_example: &str, hidden: &str) -> Problem {
+    let prompt = format!(
+        "def double(x):\n    \"\"\"Twice x.\n    >>> double(2)\n    {doc_example}\n    \"\"\"\n"
+    );
+    Problem {
+        id: "double".into(),
+        prompt: prompt.clone(),
+        reference_answer: "    return 2 * x\n".into(),
+        oracle: Oracle::HumanEval {
+            prompt,
+            test: format!("def check(candidate):\n    {hidden}\n"),
+            entry_point: "double".into(),
+        },
+        group: None,
+    }
+}
+
+#[test]
+fn examples_and_hidden_tests_can_disagree_both_ways() {
+    let limits = Limits::with_wall(Duration::from_secs(5));
+    let Some(sandbox) = common::sandbox(limits, IsolationChoice::Auto) else {
+        return;
+    };
+    // Passes the shown example, fails the hidden test.
+    let problem = double_problem("4", "assert candidate(3) == 6");
+    let hard_coded = "    return 4\n";
+    // A docstring whose example is wrong: the right answer fails it and
+    // passes the hidden test.
+    let wrong_doc = double_problem("5", "assert candidate(3) == 6");
+    let right = "    return 2 * x\n";
+    let pairs = [(&problem, hard_coded), (&wrong_doc, right)];
+    let outcomes = run_examples(&pairs, Some(&sandbox), 2).unwrap();
+    let verdicts = judge_all(&pairs, Some(&sandbox), 2).unwrap();
+    assert_eq!((outcomes[0].passed, outcomes[0].shown), (1, 1));
+    assert!(!verdicts[0].correct);
+    assert_eq!((outcomes[1].passed, outcomes[1].shown), (0, 1));
+    assert!(verdicts[1].correct);
+    assert!(
+        outcomes[1]
+            .first_failure
+            .as_deref()
+            .is_some_and(|f| f.contains("expected 5, got 4")),
+        "{:?}",
+        outcomes[1].first_failure
+    );
+}
+
+#[test]
+fn a_looping_raising_or_printing_answer_fails_alone() {
+    let limits = Limits::with_wall(Duration::from_secs(2));
+    let Some(sandbox) = common::sandbox(limits, IsolationChoice::Auto) else {
+        return;
+    };
+    let problem = double_problem("4", "assert candidate(3) == 6");
+    let answers = [
+        "    while True:\n        pass\n",
+        "    raise ValueError('no')\n",
+        "    print(2 * x)\n",
+        "    import os\n    os._exit(0)\n",
+        "    return 2 * x\n",
+    ];
+    let pairs: Vec<(&Problem, &str)> = answers.iter().map(|a| (&problem, *a)).collect();
+    let outcomes = run_examples(&pairs, Some(&sandbox), 2).unwrap();
+    let passed: Vec<usize> = outcomes.iter().map(|o| o.passed).collect();
+    assert_eq!(passed, vec![0, 0, 0, 0, 1], "{outcomes:?}");
+    let looped = outcomes[0].first_failure.as_deref().unwrap_or_default();
+    assert!(looped.starts_with("TimedOut"), "{looped}");
+    assert!(outcomes[0].seconds >= 1.5, "{}", outcomes[0].seconds);
+}
