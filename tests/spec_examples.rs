@@ -199,3 +199,219 @@ fn a_looping_raising_or_printing_answer_fails_alone() {
     assert!(looped.starts_with("TimedOut"), "{looped}");
     assert!(outcomes[0].seconds >= 1.5, "{}", outcomes[0].seconds);
 }
+
+/// `codecal run` on 60 HumanEval problems against a loopback server that
+/// answers two in three with the reference and the rest with `return
+/// None`: the examples stage measures each answer, the fixed rule "accept
+/// iff every shown example passes" is tested once per target, and `codecal
+/// apply` with the rule's calibrator accepts exactly the items the rule
+/// accepted; without the measure's column it is refused naming it.
+#[test]
+fn a_run_certifies_the_examples_rule_and_apply_deploys_it() {
+    use common::server::{Server, completion, json};
+    let (Some(data), Some(_)) = (
+        common::humaneval_file(),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    let problems = read_humaneval(&data).unwrap();
+    let solutions: std::collections::HashMap<String, String> = problems
+        .iter()
+        .map(|p| (p.prompt.clone(), p.reference_answer.clone()))
+        .collect();
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let answer = if common::cruxeval_answers_right(prompt) {
+            solutions.get(prompt).cloned().unwrap_or_default()
+        } else {
+            "    return None\n".to_owned()
+        };
+        json(200, &completion(&[(&answer, 0.7)]))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("spec.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"name = "spec"
+runs_dir = "{runs}"
+task = "synthesis"
+
+[dataset]
+name = "humaneval"
+problems = 60
+seed = 3
+
+[[backends]]
+kind = "openai"
+base_url = "{url}"
+model = "test-model"
+retry_base_ms = 10
+
+[calibration]
+confidence = ["average_token_probability", "spec_examples", "spec_examples_all"]
+folds = 3
+bootstrap = 50
+
+[[calibration.rules]]
+name = "examples-pass"
+measure = "spec_examples_all"
+at_least = 1.0
+"#,
+            runs = dir.path().join("runs").display(),
+            url = server.base_url,
+        ),
+    )
+    .unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("runs/spec");
+    let lines = |path: &std::path::Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let examples = run.join("examples/openai-test-model.jsonl");
+    let rows = lines(&examples);
+    let verdicts = lines(&run.join("verdicts/openai-test-model.jsonl"));
+    assert_eq!(rows.len(), 60);
+    let known: Vec<&str> = REFERENCE_FAILS_ITS_EXAMPLE.iter().map(|k| k.0).collect();
+    let mut passing = 0;
+    for (row, verdict) in rows.iter().zip(&verdicts) {
+        let all = row["confidence"]["spec_examples_all"].as_f64();
+        passing += usize::from(all == Some(1.0));
+        let id = row["id"].as_str().unwrap();
+        // A right answer passes its examples (where the docstring is right).
+        if verdict["correct"] == true && row["main"]["shown"].as_u64() > Some(0) {
+            assert_eq!(all == Some(1.0), !known.contains(&id), "{row}");
+        }
+    }
+    let calibrator = run.join("calibrators/humaneval/openai-test-model/rule-examples-pass.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&calibrator).unwrap()).unwrap();
+    let at_80 = &saved["cutoffs"]["accept"][0];
+    assert_eq!(saved["cutoffs"]["rule"]["name"], "examples-pass");
+    assert_eq!(at_80["cutoff"], 1.0, "{at_80}");
+    assert_eq!(at_80["decided"].as_u64(), Some(passing as u64));
+    let decided = dir.path().join("decided.jsonl");
+    let out = common::codecal(&[
+        "apply",
+        "--calibrator",
+        calibrator.to_str().unwrap(),
+        examples.to_str().unwrap(),
+        "--out",
+        decided.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let accepted = lines(&decided)
+        .iter()
+        .filter(|r| r["decision"] == "accept")
+        .count();
+    assert_eq!(accepted, passing);
+    let report = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(report.contains("**Accepted with a guarantee"), "{report}");
+    assert!(report.contains("| rule examples-pass | 0.8 | spec_examples_all ≥ 1 |"));
+    // The generations hold no such measure: refused, naming the column.
+    let out = common::codecal(&[
+        "apply",
+        "--calibrator",
+        calibrator.to_str().unwrap(),
+        run.join("generations/openai-test-model.jsonl")
+            .to_str()
+            .unwrap(),
+        "--out",
+        dir.path().join("no.jsonl").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("no column spec_examples_all"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!dir.path().join("no.jsonl").exists());
+}
+
+/// A rule on a measure the run does not calibrate, a rule named twice, a
+/// rule with no finite value, and the examples' measures on a task whose
+/// prompts show none: each refused before any stage, on one line naming
+/// its key.
+#[test]
+fn bad_rules_and_misplaced_measures_are_refused_naming_the_key() {
+    use common::server::{Server, json};
+    let server = Server::start(|_, _| json(200, &serde_json::json!({"data": []})));
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |name: &str, measure: &str, at_least: &str| {
+        format!(
+            "\n[[calibration.rules]]\nname = \"{name}\"\nmeasure = \"{measure}\"\nat_least = {at_least}\n"
+        )
+    };
+    let cases = [
+        (
+            "synthesis",
+            "name = \"humaneval\"",
+            "[\"spec_examples_all\"]",
+            rule("r", "spec_examples", "1.0"),
+            "calibration.rules[0].measure: \"spec_examples\" is not a measure this run calibrates",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"",
+            "[\"spec_examples_all\"]",
+            rule("r", "spec_examples_all", "1.0") + &rule("r", "spec_examples_all", "0.5"),
+            "calibration.rules[1].name: rule \"r\" is named twice",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"",
+            "[\"spec_examples_all\"]",
+            rule("r", "spec_examples_all", "nan"),
+            "calibration.rules[0]: rule \"r\": at_least must be a finite number",
+        ),
+        (
+            "line-completion",
+            "",
+            "[\"spec_examples\"]",
+            String::new(),
+            "calibration.confidence: \"spec_examples\" runs the prompt's examples",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"",
+            "[\"spec_examples_samples\"]",
+            String::new(),
+            "needs sampled answers",
+        ),
+    ];
+    for (task, dataset, confidence, rules, message) in cases {
+        let config = dir.path().join("bad.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "name = \"bad\"\nruns_dir = \"{}\"\ntask = \"{task}\"\n\n[dataset]\n{dataset}\n\n\
+                 [[backends]]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\n\n\
+                 [calibration]\nconfidence = {confidence}\n{rules}",
+                dir.path().join("runs").display(),
+                server.base_url
+            ),
+        )
+        .unwrap();
+        let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{message}: accepted");
+        assert!(stderr.contains(message), "{stderr:?} lacks {message:?}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(
+            !dir.path().join("runs/bad").exists(),
+            "{message}: a stage ran"
+        );
+    }
+}

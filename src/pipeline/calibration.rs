@@ -207,7 +207,7 @@ const EVENTS_PER_FOLD: usize = 10;
 /// are enough to rescale and to certify a cutoff at each target, and how
 /// many items would give enough at its success rate; else, for cells with
 /// no accept cutoff, why in numbers. Empty where there is nothing to say.
-pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
+pub(crate) fn sample_size_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
     let Some(row) = rows.iter().max_by_key(|r| correct_items(r.report)) else {
         return String::new();
     };
@@ -254,6 +254,10 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
             ));
         }
     }
+    let accepted = accepted_note(rows, rules);
+    if !accepted.is_empty() {
+        return accepted;
+    }
     let uncertified: Vec<String> = rows.iter().filter_map(why_no_cutoff).collect();
     let mut note = String::new();
     if !lacks.is_empty() {
@@ -272,6 +276,89 @@ pub(crate) fn sample_size_note(rows: &[CellRow]) -> String {
         );
     }
     note
+}
+
+/// Where any cell or fixed rule accepts with its guarantee: per target, the
+/// one that accepts most, in a sentence. Empty where nothing is accepted.
+fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
+    let mut best: Vec<(f64, String, usize, usize, f64, f64)> = Vec::new();
+    let mut offer =
+        |target: f64, who: String, decided: usize, items: usize, precision: f64, p: f64| match best
+            .iter_mut()
+            .find(|b| b.0 == target)
+        {
+            Some(b) if b.2 >= decided => {}
+            Some(b) => *b = (target, who, decided, items, precision, p),
+            None => best.push((target, who, decided, items, precision, p)),
+        };
+    for row in rows {
+        for c in &row.report.cutoffs.accept {
+            let (Some(t), Some(precision)) = (c.cutoff, c.realised_precision) else {
+                continue;
+            };
+            let tested = Tally {
+                cutoff: t,
+                decided: c.tested,
+                mistakes: c.tested_mistakes,
+            };
+            let p = p_value(&tested, 1.0 - c.target_precision);
+            let who = format!("{} (cutoff {t:.2})", row.key.join(" "));
+            offer(
+                c.target_precision,
+                who,
+                c.decided,
+                row.report.cutoffs.items,
+                precision,
+                p,
+            );
+        }
+    }
+    for rule in rules {
+        for test in rule.tests.iter().filter(|t| t.certified) {
+            let precision = test.realised_precision().unwrap_or_default();
+            let who = format!(
+                "{} ({} ≥ {})",
+                rule.key.join(" "),
+                rule.rule.measure,
+                rule.rule.at_least
+            );
+            offer(
+                test.target_precision,
+                who,
+                test.accepted,
+                test.items,
+                precision,
+                test.p_value,
+            );
+        }
+    }
+    if best.is_empty() {
+        return String::new();
+    }
+    best.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let lines: Vec<String> = best
+        .iter()
+        .map(|(target, who, decided, items, precision, p)| {
+            format!(
+                "at precision {target}, {who} accepts {decided} of {items} ({:.0}%; realised \
+                 precision {precision:.3}, p = {p:.4})",
+                100.0 * *decided as f64 / *items as f64
+            )
+        })
+        .collect();
+    let delta = rows.first().map_or(0.1, |r| r.report.cutoffs.delta);
+    format!(
+        "**Accepted with a guarantee (δ = {delta}).** {}. Every other item goes to review; the \
+         Decisions table lists each measure and rule.",
+        capitalise(&lines.join("; "))
+    )
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().collect::<String>() + chars.as_str()
+    })
 }
 
 /// For a cell with no accept cutoff at its lowest target, in numbers: the

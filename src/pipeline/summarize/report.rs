@@ -168,7 +168,7 @@ fn write_tables(config: &RunConfig, dir: &Path, gathered: Gathered) -> Result<()
          the rescaled ECE says little).\n\n{}",
         config.scoring.thresholds.display(),
         config.calibration.bootstrap,
-        sample_size_note(&decision_rows)
+        sample_size_note(&decision_rows, &[])
     );
     let tables = write_all(dir, tables)?;
     let parts = ReportParts {

@@ -13,12 +13,12 @@ use crate::artifact::{create_dir, write_atomic};
 use crate::generate::row::GenerationRow;
 use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
 use crate::pipeline::config::RunConfig;
-use crate::pipeline::{Books, PipelineError, hash_strings};
+use crate::pipeline::{Books, PipelineError, Progress, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
 use crate::task::examples::{
     ExampleOutcome, SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES, SPEC_MEASURES,
-    run_examples,
+    run_examples, shown_examples,
 };
 use crate::task::{self, Problem, answer};
 
@@ -64,6 +64,7 @@ pub(super) fn stage(
         task::judging_rules_fingerprint(),
     ];
     let output = format!("examples/{label}.jsonl");
+    let on_progress = books.on_progress;
     books.item_stage(
         &format!("examples {label}"),
         &inputs,
@@ -72,11 +73,29 @@ pub(super) fn stage(
         |dir| {
             let problems = read_problems(&dir.join("problems.jsonl"))?;
             let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
+            on_progress(Progress::Warning(&shown_summary(&problems)));
             let lines = example_lines(config, dataset, &problems, &rows)?;
             create_dir(&dir.join("examples"))?;
             write_atomic(&dir.join(&output), to_jsonl(&lines).as_bytes())?;
             Ok(())
         },
+    )
+}
+
+/// How many problems show examples, how many show none (their measures are
+/// missing and count at 0: review), and the example-like lines skipped.
+fn shown_summary(problems: &[Problem]) -> String {
+    let shown: Vec<_> = problems.iter().map(shown_examples).collect();
+    let with = shown.iter().filter(|s| !s.examples.is_empty()).count();
+    let calls: usize = shown.iter().map(|s| s.examples.len()).sum();
+    let skipped: usize = shown.iter().map(|s| s.skipped.len()).sum();
+    let skipping = shown.iter().filter(|s| !s.skipped.is_empty()).count();
+    format!(
+        "examples: {with} of {} prompts show examples ({calls} in all); {} show none, so their \
+         spec_examples measures are missing and count at 0 (review); {skipped} example-like \
+         lines in {skipping} prompts could not be read and were skipped, not guessed",
+        problems.len(),
+        problems.len() - with
     )
 }
 

@@ -125,7 +125,7 @@ fn write_tables(
         metrics_table(&key, &cell_rows),
         decision_table(&key, &cell_rows, &rules),
     ]);
-    let size = sample_size_note(&cell_rows);
+    let size = sample_size_note(&cell_rows, &rules);
     tables.extend(extra);
     tables.extend(multicalibration_tables(&key, &cell_rows));
     let intro = format!(
