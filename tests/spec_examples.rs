@@ -415,3 +415,26 @@ fn bad_rules_and_misplaced_measures_are_refused_naming_the_key() {
         );
     }
 }
+
+/// Prints the examples read from every eighth HumanEval prompt (20 of
+/// them), for checking by hand against the prompts.
+#[test]
+fn print_a_sample_of_parses_for_checking_by_hand() {
+    let Some(problems) = humaneval() else { return };
+    for problem in problems.iter().step_by(8) {
+        let shown = shown_examples(problem);
+        println!("{}: {} examples", problem.id, shown.examples.len());
+        for example in &shown.examples {
+            match example {
+                Example::Call {
+                    call,
+                    expected,
+                    form,
+                } => {
+                    println!("    {form:?}: {call} == {expected}")
+                }
+                Example::Assert { statement } => println!("    {statement}"),
+            }
+        }
+    }
+}

@@ -23,6 +23,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::python_text::split_top_level;
 use super::{JudgeError, Oracle, Problem, judge_all, run_each_once};
 use crate::sandbox::{Ending, Execution, Sandbox};
 
@@ -326,7 +327,7 @@ fn signature_of(code: &str, name: &str) -> Option<Vec<PyType>> {
     let at = code.find(&needle)? + needle.len();
     let inside = balanced(&code[at..].replace('\n', " "))?.to_owned();
     Some(
-        split_top_level(&inside)
+        split_top_level(&inside, ',')
             .into_iter()
             .map(str::trim)
             .filter(|p| !p.is_empty() && *p != "self" && !p.starts_with('*') && *p != "/")
@@ -339,25 +340,6 @@ fn signature_of(code: &str, name: &str) -> Option<Vec<PyType>> {
             })
             .collect(),
     )
-}
-
-/// `text` split at the commas outside brackets.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '[' | '(' | '{' => depth += 1,
-            ']' | ')' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
 }
 
 /// A parameter's type, as far as random arguments need it.
@@ -386,7 +368,7 @@ impl PyType {
         let args: Vec<PyType> = if args.is_empty() {
             Vec::new()
         } else {
-            split_top_level(args)
+            split_top_level(args, ',')
                 .into_iter()
                 .map(PyType::parse)
                 .collect()

@@ -14,12 +14,13 @@
 //! Not here: which answers are run or how the results become confidences
 //! (the task run's examples stage), nor the hidden tests (`task`'s oracles).
 
-mod lexing;
 mod run;
 
+pub use super::python_text::is_literal;
+use super::python_text::{
+    Scanner, call_end, calls, depth, is_expression, split_top_level, without_comment,
+};
 use super::{Oracle, Problem};
-pub use lexing::is_literal;
-use lexing::{Scanner, call_end, calls, depth, is_expression, split_top_level, without_comment};
 pub use run::{EXAMPLE_CHECK, ExampleOutcome, example_program, run_examples};
 
 /// The share of a prompt's examples the answer passes.

@@ -14,6 +14,7 @@ pub mod behaviour;
 pub mod datasets;
 pub mod examples;
 pub mod line_completion;
+pub(crate) mod python_text;
 pub mod reval;
 pub mod turbulence;
 

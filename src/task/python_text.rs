@@ -1,10 +1,11 @@
-//! Reading Python text without running it, for the example reader:
-//! bracket depth and strings over a line, the call at a line's start, a
-//! top-level split, and whether a value is a plain literal. Not the
-//! examples' forms (`examples`) nor running anything.
+//! Reading Python text without running it: bracket depth and strings over
+//! a line, the call at a line's start, a top-level split, and whether a
+//! value is a plain literal; for the example reader (`examples`) and the
+//! signature reader (`behaviour`). Not the examples' forms, nor running
+//! anything.
 
 /// `text` without a `#` comment outside strings.
-pub(super) fn without_comment(text: &str) -> &str {
+pub(crate) fn without_comment(text: &str) -> &str {
     let mut scan = Scanner::default();
     for (i, c) in text.char_indices() {
         if c == '#' && !scan.in_string() {
@@ -16,7 +17,7 @@ pub(super) fn without_comment(text: &str) -> &str {
 }
 
 /// Whether `text` calls `name` (as a name, not a suffix of another).
-pub(super) fn calls(text: &str, name: &str) -> bool {
+pub(crate) fn calls(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(at, _)| {
         let name_start = !text[..at]
             .chars()
@@ -29,7 +30,7 @@ pub(super) fn calls(text: &str, name: &str) -> bool {
 
 /// The byte just past the bracket that closes the call starting at 0, whose
 /// name is `name_len` bytes long.
-pub(super) fn call_end(line: &str, name_len: usize) -> Option<usize> {
+pub(crate) fn call_end(line: &str, name_len: usize) -> Option<usize> {
     let mut scan = Scanner::default();
     for (i, c) in line.char_indices().skip(name_len) {
         scan.step(c);
@@ -42,7 +43,7 @@ pub(super) fn call_end(line: &str, name_len: usize) -> Option<usize> {
 
 /// Whether `source` is one expression: brackets balanced and no assignment
 /// outside brackets.
-pub(super) fn is_expression(source: &str) -> bool {
+pub(crate) fn is_expression(source: &str) -> bool {
     let mut scan = Scanner::default();
     let chars: Vec<char> = source.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
@@ -64,14 +65,14 @@ pub(super) fn is_expression(source: &str) -> bool {
 }
 
 /// The bracket depth at the end of `text` (strings skipped).
-pub(super) fn depth(text: &str) -> i32 {
+pub(crate) fn depth(text: &str) -> i32 {
     let mut scan = Scanner::default();
     text.chars().for_each(|c| scan.step(c));
     scan.depth
 }
 
 /// Splits `text` at `separator` outside brackets and strings.
-pub(super) fn split_top_level(text: &str, separator: char) -> Vec<&str> {
+pub(crate) fn split_top_level(text: &str, separator: char) -> Vec<&str> {
     let mut scan = Scanner::default();
     let mut pieces = Vec::new();
     let mut start = 0;
@@ -88,18 +89,18 @@ pub(super) fn split_top_level(text: &str, separator: char) -> Vec<&str> {
 
 /// Bracket depth and string state over a line of Python.
 #[derive(Default)]
-pub(super) struct Scanner {
-    pub(super) depth: i32,
+pub(crate) struct Scanner {
+    pub(crate) depth: i32,
     quote: Option<char>,
     escaped: bool,
 }
 
 impl Scanner {
-    pub(super) fn in_string(&self) -> bool {
+    pub(crate) fn in_string(&self) -> bool {
         self.quote.is_some()
     }
 
-    pub(super) fn step(&mut self, c: char) {
+    pub(crate) fn step(&mut self, c: char) {
         if let Some(quote) = self.quote {
             if self.escaped {
                 self.escaped = false;
