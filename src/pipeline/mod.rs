@@ -18,6 +18,7 @@ mod cells;
 pub mod config;
 mod config_check;
 mod config_measures;
+mod decisions;
 mod embedding;
 mod generation;
 mod merge;
