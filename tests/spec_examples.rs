@@ -438,3 +438,39 @@ fn print_a_sample_of_parses_for_checking_by_hand() {
         }
     }
 }
+
+proptest::proptest! {
+    /// The reader never panics, whatever the prompt holds (multi-byte
+    /// characters, unclosed brackets and strings, the forms' keywords in any
+    /// order), and every value it reads is a literal.
+    #[test]
+    fn the_reader_takes_any_prompt_without_panicking(
+        pieces in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(">>> ".to_owned()),
+                proptest::strategy::Just("f(".to_owned()),
+                proptest::strategy::Just(")".to_owned()),
+                proptest::strategy::Just(" == ".to_owned()),
+                proptest::strategy::Just(" ➞ ".to_owned()),
+                proptest::strategy::Just("Input: ".to_owned()),
+                proptest::strategy::Just("Output: ".to_owned()),
+                proptest::strategy::Just("For x = ".to_owned()),
+                proptest::strategy::Just(" the output should be ".to_owned()),
+                proptest::strategy::Just("\n".to_owned()),
+                proptest::strategy::Just("'".to_owned()),
+                proptest::strategy::Just("[1, İ".to_owned()),
+                proptest::strategy::Just("assert f (1) == 2".to_owned()),
+                "\\PC{0,6}",
+            ],
+            0..40,
+        )
+    ) {
+        let prompt: String = pieces.concat();
+        let shown = codecal::task::examples::parse_examples(&prompt, "f");
+        for example in shown.examples {
+            if let Example::Call { expected, .. } = example {
+                proptest::prop_assert!(codecal::task::examples::is_literal(&expected));
+            }
+        }
+    }
+}

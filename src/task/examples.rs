@@ -271,7 +271,8 @@ fn prose(line: &str, after: &[&str], entry_point: &str) -> Read {
 /// /94, /112, /133):
 /// the named values in order are the arguments.
 fn output_should_be(rest: &str, entry_point: &str) -> Option<Result<Example, ()>> {
-    let lower = rest.to_lowercase();
+    // ASCII case only, so byte offsets in `lower` are offsets in `rest`.
+    let lower = rest.to_ascii_lowercase();
     let (at, phrase) = ["the output should be", "the result should be"]
         .iter()
         .find_map(|phrase| Some((lower.find(phrase)?, phrase)))?;

@@ -32,10 +32,11 @@ pub(crate) fn calls(text: &str, name: &str) -> bool {
 /// name is `name_len` bytes long.
 pub(crate) fn call_end(line: &str, name_len: usize) -> Option<usize> {
     let mut scan = Scanner::default();
-    for (i, c) in line.char_indices().skip(name_len) {
+    let after_name = line.get(name_len..)?;
+    for (i, c) in after_name.char_indices() {
         scan.step(c);
         if scan.depth == 0 && !scan.in_string() {
-            return Some(i + c.len_utf8());
+            return Some(name_len + i + c.len_utf8());
         }
     }
     None
