@@ -59,6 +59,8 @@ pub(super) fn stage(
             config.dataset.timeout_s.to_string(),
             config.dataset.isolation.to_string(),
             include_str!("../../task/examples.rs").to_owned(),
+            include_str!("../../task/examples/run.rs").to_owned(),
+            include_str!("../../task/python_text.rs").to_owned(),
             task::examples::EXAMPLE_CHECK.to_owned(),
         ]),
         task::judging_rules_fingerprint(),
@@ -198,4 +200,36 @@ pub(super) fn merge_examples(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(shown: usize, passed: usize) -> ExampleOutcome {
+        ExampleOutcome {
+            shown,
+            passed,
+            seconds: 0.5,
+            first_failure: None,
+        }
+    }
+
+    #[test]
+    fn a_row_s_measures_come_from_its_main_answer_and_its_samples() {
+        let line = line("p", &[outcome(4, 3), outcome(4, 4), outcome(4, 1)]);
+        let get = |m: &str| line.confidence[m];
+        assert_eq!(get(SPEC_EXAMPLES), Some(0.75));
+        assert_eq!(get(SPEC_EXAMPLES_ALL), Some(0.0));
+        // One sample of two passes every example.
+        assert_eq!(get(SPEC_EXAMPLES_SAMPLES), Some(0.5));
+        assert_eq!(line.sandbox_seconds, 1.5);
+        // A prompt with no example leaves every measure missing.
+        let none = super::line("q", &[outcome(0, 0), outcome(0, 0)]);
+        assert!(
+            none.confidence.values().all(Option::is_none),
+            "{:?}",
+            none.confidence
+        );
+    }
 }
