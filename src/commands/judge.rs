@@ -103,12 +103,15 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
             };
             // The judge's own limits name what ran out; the sandbox's wall
             // clock is only the last resort.
+            let wall = Duration::from_secs_f64(options.wall_seconds());
+            limits = Limits::with_wall(limits.wall.max(wall));
+            let problems = turbulence::problems(&turbulence::read_instances(&data)?, &options)?;
+            // After the inputs are read, so that a bad input's error is the
+            // only line, whatever the machine has installed.
             if let Some(warning) = turbulence::static_check_warning(options.static_check) {
                 eprintln!("codecal judge: warning: {warning}");
             }
-            let wall = Duration::from_secs_f64(options.wall_seconds());
-            limits = Limits::with_wall(limits.wall.max(wall));
-            turbulence::problems(&turbulence::read_instances(&data)?, &options)?
+            problems
         }
         dataset => dataset.read(&data, args.seed)?,
     };
