@@ -52,23 +52,7 @@ fn main() {
     let mut kept = Vec::new();
     for population in Population::ALL {
         let oracle = population.oracle(TARGET).map_or(0.0, |o| o.1);
-        for procedure in Procedure::ALL {
-            let params = CutoffParams {
-                target_precisions: vec![TARGET],
-                delta: DELTA,
-                procedure,
-                ..CutoffParams::default()
-            };
-            let outcome = simulate(population, &params, N, draws, SEED);
-            rows.push(row(
-                population,
-                &format!("codecal {}", procedure.as_str()),
-                draws,
-                outcome.failures,
-                outcome.mean_coverage,
-                oracle,
-            ));
-        }
+        rows.extend(codecal_rows(population, N, draws));
         let from_mapie = mapie(&python, population);
         kept.push(json!({ "population": population.name(), "cutoffs": from_mapie.iter().cloned().collect::<serde_json::Map<_, _>>() }));
         for (method, cutoffs) in from_mapie {
@@ -107,24 +91,7 @@ fn main() {
     println!("|---|---|---|---|---|---|");
     let mut small = Vec::new();
     for population in Population::ALL {
-        let oracle = population.oracle(TARGET).map_or(0.0, |o| o.1);
-        for procedure in Procedure::ALL {
-            let params = CutoffParams {
-                target_precisions: vec![TARGET],
-                delta: DELTA,
-                procedure,
-                ..CutoffParams::default()
-            };
-            let outcome = simulate(population, &params, SMALL_N, draws, SEED);
-            small.push(row(
-                population,
-                &format!("codecal {}", procedure.as_str()),
-                draws,
-                outcome.failures,
-                outcome.mean_coverage,
-                oracle,
-            ));
-        }
+        small.extend(codecal_rows(population, SMALL_N, draws));
     }
     let out_dir = root.join("target/bench-results");
     std::fs::create_dir_all(&out_dir).expect("results dir");
@@ -143,6 +110,32 @@ fn main() {
     });
     std::fs::write(&fixture, serde_json::to_string(&doc).unwrap() + "\n").expect("fixture");
     println!("MAPIE's cutoffs kept in {}", fixture.display());
+}
+
+/// Each of codecal's procedures on `draws` seeded sets of `n` items: a row
+/// each, printed.
+fn codecal_rows(population: Population, n: usize, draws: usize) -> Vec<Value> {
+    let oracle = population.oracle(TARGET).map_or(0.0, |o| o.1);
+    Procedure::ALL
+        .into_iter()
+        .map(|procedure| {
+            let params = CutoffParams {
+                target_precisions: vec![TARGET],
+                delta: DELTA,
+                procedure,
+                ..CutoffParams::default()
+            };
+            let outcome = simulate(population, &params, n, draws, SEED);
+            row(
+                population,
+                &format!("codecal {}", procedure.as_str()),
+                draws,
+                outcome.failures,
+                outcome.mean_coverage,
+                oracle,
+            )
+        })
+        .collect()
 }
 
 fn row(

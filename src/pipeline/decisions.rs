@@ -52,12 +52,7 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow], rules: &[RuleRow]) 
                 none_at.push(cutoff.target_precision.to_string());
                 continue;
             };
-            let tested = Tally {
-                cutoff: t,
-                decided: cutoff.tested,
-                mistakes: cutoff.tested_mistakes,
-            };
-            let p = p_value(&tested, 1.0 - cutoff.target_precision);
+            let p = tested_p_value(cutoff, t);
             accepting.push(DecisionLine {
                 coverage: cutoff.coverage,
                 cells: decision_cells(
@@ -143,6 +138,16 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow], rules: &[RuleRow]) 
     }
 }
 
+/// The exact p-value of a chosen cutoff `t` on the items it was tested on.
+fn tested_p_value(cutoff: &Cutoff, t: f64) -> f64 {
+    let tested = Tally {
+        cutoff: t,
+        decided: cutoff.tested,
+        mistakes: cutoff.tested_mistakes,
+    };
+    p_value(&tested, 1.0 - cutoff.target_precision)
+}
+
 /// A certified line's cells: key, target, cutoff, coverage, precision, p.
 fn decision_cells(
     key: &[String],
@@ -198,12 +203,7 @@ pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
             let (Some(t), Some(precision)) = (c.cutoff, c.realised_precision) else {
                 continue;
             };
-            let tested = Tally {
-                cutoff: t,
-                decided: c.tested,
-                mistakes: c.tested_mistakes,
-            };
-            let p = p_value(&tested, 1.0 - c.target_precision);
+            let p = tested_p_value(c, t);
             let who = format!("{} (cutoff {t:.2})", row.key.join(" "));
             offer(
                 c.target_precision,

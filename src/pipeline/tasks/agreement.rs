@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::read_problems;
+use super::{read_problems, row_answers};
 use crate::artifact::{create_dir, write_atomic};
 use crate::confidence::agreement::{CodeAgreement, Sample};
 use crate::generate::row::GenerationRow;
@@ -18,7 +18,7 @@ use crate::pipeline::{Books, PipelineError, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::behaviour::{ProbeOptions, behaviour_keys, probe_source};
 use crate::task::datasets::Dataset;
-use crate::task::{self, Problem, answer};
+use crate::task::{self, Problem};
 
 /// Characters kept of a probe's report: a digest per input.
 const PROBE_MESSAGE_CHARS: usize = 2_000;
@@ -76,24 +76,7 @@ fn agreement_lines(
     rows: &[GenerationRow],
     options: &ProbeOptions,
 ) -> Result<String, PipelineError> {
-    let by_id: std::collections::HashMap<&str, &Problem> =
-        problems.iter().map(|p| (p.id.as_str(), p)).collect();
-    let kind = dataset.task();
-    // Every answer of every row, main first, in one list for the sandbox.
-    let mut pairs: Vec<(&Problem, String)> = Vec::new();
-    let mut spans = Vec::with_capacity(rows.len());
-    for row in rows {
-        let problem = *by_id
-            .get(row.id.as_str())
-            .ok_or_else(|| failed("agreement", format!("no problem `{}`", row.id)))?;
-        let samples = row.sample_answers();
-        let start = pairs.len();
-        pairs.push((problem, answer::extract(kind, &row.text)));
-        for sample in samples {
-            pairs.push((problem, answer::extract(kind, &sample.text)));
-        }
-        spans.push((start, samples));
-    }
+    let (pairs, starts) = row_answers("agreement", dataset, problems, rows)?;
     let wall = Duration::from_secs_f64(options.wall_seconds());
     let limits = Limits {
         message_chars: PROBE_MESSAGE_CHARS,
@@ -105,7 +88,8 @@ fn agreement_lines(
     let keys = behaviour_keys(&borrowed, sandbox.as_ref(), config.dataset.jobs, options)
         .map_err(|e| failed("agreement", e))?;
     let mut lines = Vec::with_capacity(rows.len());
-    for (row, (start, samples)) in rows.iter().zip(spans) {
+    for (row, start) in rows.iter().zip(starts) {
+        let samples = row.sample_answers();
         let greedy = &keys[start];
         let sampled: Vec<Sample> = samples
             .iter()

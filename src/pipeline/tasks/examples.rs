@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::read_problems;
+use super::{read_problems, row_answers};
 use crate::artifact::{create_dir, write_atomic};
 use crate::generate::row::GenerationRow;
 use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
@@ -20,7 +20,7 @@ use crate::task::examples::{
     ExampleOutcome, SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES, SPEC_MEASURES,
     run_examples, shown_examples,
 };
-use crate::task::{self, Problem, answer};
+use crate::task::{self, Problem};
 
 /// Whether the run calibrates or combines a measure of the shown examples.
 pub(super) fn wanted(config: &RunConfig) -> bool {
@@ -109,32 +109,18 @@ fn example_lines(
     problems: &[Problem],
     rows: &[GenerationRow],
 ) -> Result<Vec<ExamplesLine>, PipelineError> {
-    let by_id: std::collections::HashMap<&str, &Problem> =
-        problems.iter().map(|p| (p.id.as_str(), p)).collect();
-    let kind = dataset.task();
-    let mut pairs: Vec<(&Problem, String)> = Vec::new();
-    let mut spans = Vec::with_capacity(rows.len());
-    for row in rows {
-        let problem = *by_id
-            .get(row.id.as_str())
-            .ok_or_else(|| failed("examples", format!("no problem `{}`", row.id)))?;
-        let start = pairs.len();
-        pairs.push((problem, answer::extract(kind, &row.text)));
-        for sample in row.sample_answers() {
-            pairs.push((problem, answer::extract(kind, &sample.text)));
-        }
-        spans.push(start..pairs.len());
-    }
+    let (pairs, starts) = row_answers("examples", dataset, problems, rows)?;
     let limits = Limits::with_wall(Duration::from_secs_f64(config.dataset.timeout_s));
     let sandbox = task::sandbox_for(&pairs, limits, config.dataset.isolation)
         .map_err(|e| failed("examples", e))?;
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
     let outcomes = run_examples(&borrowed, sandbox.as_ref(), config.dataset.jobs)
         .map_err(|e| failed("examples", e))?;
+    let ends = starts.iter().skip(1).copied().chain([outcomes.len()]);
     Ok(rows
         .iter()
-        .zip(spans)
-        .map(|(row, span)| line(&row.id, &outcomes[span]))
+        .zip(starts.iter().copied().zip(ends))
+        .map(|(row, (start, end))| line(&row.id, &outcomes[start..end]))
         .collect())
 }
 

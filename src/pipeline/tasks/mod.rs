@@ -263,6 +263,36 @@ pub(crate) fn read_problems(path: &Path) -> Result<Vec<Problem>, PipelineError> 
     read_jsonl(path)
 }
 
+/// Answers with their problems, in the order the sandbox runs them.
+type AnswerPairs<'p> = Vec<(&'p Problem, String)>;
+
+/// Every answer of every row, main first then its samples, in one list for
+/// the sandbox, each with its problem; and each row's start in that list.
+/// `stage` names the stage in the error for a row with no problem.
+pub(super) fn row_answers<'p>(
+    stage: &str,
+    dataset: Dataset,
+    problems: &'p [Problem],
+    rows: &[GenerationRow],
+) -> Result<(AnswerPairs<'p>, Vec<usize>), PipelineError> {
+    let by_id: std::collections::HashMap<&str, &Problem> =
+        problems.iter().map(|p| (p.id.as_str(), p)).collect();
+    let kind = dataset.task();
+    let mut pairs = Vec::new();
+    let mut starts = Vec::with_capacity(rows.len());
+    for row in rows {
+        let problem = *by_id
+            .get(row.id.as_str())
+            .ok_or_else(|| failed(stage, format!("no problem `{}`", row.id)))?;
+        starts.push(pairs.len());
+        pairs.push((problem, answer::extract(kind, &row.text)));
+        for sample in row.sample_answers() {
+            pairs.push((problem, answer::extract(kind, &sample.text)));
+        }
+    }
+    Ok((pairs, starts))
+}
+
 /// The tokens of a generation row that spell its answer (seed 000 measures
 /// the answer, not the chat around it), at most 500 (an empty span when the
 /// row has no tokens).
