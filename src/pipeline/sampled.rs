@@ -1,7 +1,8 @@
 //! What both flows share about a generation row's sampled answers: the
 //! tokens they cost, the line an agreement file holds for each row, and
 //! putting an agreement file's confidences back into the generation rows
-//! for the calibration. Not how samples are grouped (each flow's
+//! for the calibration (through `lines_in_step`, which any per-row file of a
+//! later stage reads through). Not how samples are grouped (each flow's
 //! `agreement` module) nor the measures (`confidence::agreement`).
 
 use std::collections::BTreeMap;
@@ -55,6 +56,33 @@ pub(crate) fn confidence_map(
         .collect()
 }
 
+/// The lines of a per-row file that a stage wrote for `generations` (one
+/// line per generation row, in order), each checked against its row's id;
+/// `None` when the run has no such file.
+pub(crate) fn lines_in_step<L: serde::de::DeserializeOwned>(
+    path: &Path,
+    generations: &[GenerationRow],
+    id: impl Fn(&L) -> &str,
+) -> Result<Option<Vec<L>>, PipelineError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let lines: Vec<L> = read_jsonl(path)?;
+    for (i, (generation, line)) in generations.iter().zip(&lines).enumerate() {
+        if generation.id != id(line) {
+            return Err(PipelineError::Artifact {
+                path: path.to_owned(),
+                source: ArtifactError::OutOfStep {
+                    line: i + 1,
+                    found: id(line).to_owned(),
+                    expected: generation.id.clone(),
+                },
+            });
+        }
+    }
+    Ok(Some(lines))
+}
+
 /// The agreement confidences of `agreement/<label>.jsonl` (written by a
 /// flow's agreement stage, one line per generation row, in order) put into
 /// each row's `confidence`, where the calibration reads every measure; the
@@ -66,21 +94,10 @@ pub(crate) fn merge_agreement(
     generations: &mut [GenerationRow],
 ) -> Result<(), PipelineError> {
     let path = dir.join(format!("agreement/{label}.jsonl"));
-    if !path.exists() {
+    let Some(lines) = lines_in_step(&path, generations, |l: &Merged| &l.id)? else {
         return Ok(());
-    }
-    let lines: Vec<Merged> = read_jsonl(&path)?;
-    for (i, (generation, line)) in generations.iter_mut().zip(lines).enumerate() {
-        if generation.id != line.id {
-            return Err(PipelineError::Artifact {
-                path: path.clone(),
-                source: ArtifactError::OutOfStep {
-                    line: i + 1,
-                    found: line.id,
-                    expected: generation.id.clone(),
-                },
-            });
-        }
+    };
+    for (generation, line) in generations.iter_mut().zip(lines) {
         generation.confidence.extend(line.confidence);
         generation.sample_tokens = line.sample_tokens;
     }

@@ -13,6 +13,7 @@ use crate::artifact::{create_dir, write_atomic};
 use crate::generate::row::GenerationRow;
 use crate::pipeline::artifacts::{failed, read_jsonl, to_jsonl};
 use crate::pipeline::config::RunConfig;
+use crate::pipeline::sampled::lines_in_step;
 use crate::pipeline::{Books, PipelineError, Progress, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
@@ -158,21 +159,10 @@ pub(super) fn merge_examples(
     generations: &mut [GenerationRow],
 ) -> Result<(), PipelineError> {
     let path = dir.join(format!("examples/{label}.jsonl"));
-    if !path.exists() {
+    let Some(lines) = lines_in_step(&path, generations, |l: &ExamplesLine| &l.id)? else {
         return Ok(());
-    }
-    let lines: Vec<ExamplesLine> = read_jsonl(&path)?;
-    for (i, (generation, line)) in generations.iter_mut().zip(lines).enumerate() {
-        if generation.id != line.id {
-            return Err(PipelineError::Artifact {
-                path: path.clone(),
-                source: crate::pipeline::ArtifactError::OutOfStep {
-                    line: i + 1,
-                    found: line.id,
-                    expected: generation.id.clone(),
-                },
-            });
-        }
+    };
+    for (generation, line) in generations.iter_mut().zip(lines) {
         generation.confidence.extend(line.confidence);
         for measure in [SPEC_EXAMPLES, SPEC_EXAMPLES_ALL] {
             generation
