@@ -114,16 +114,30 @@ impl FixedRule {
         }
     }
 
-    /// The rule's cutoffs at every target of `params`, as a calibrator
-    /// keeps them: the rule's own value where it is certified, none (review
-    /// all) where it is not, so `apply` deploys exactly the tested rule.
-    pub fn cutoffs(&self, params: &CutoffParams, confidence: &[f64], correct: &[bool]) -> Cutoffs {
-        let n = confidence.len();
-        let accept = params
+    /// The rule's test at every target of `params`, in their order.
+    pub fn tests(
+        &self,
+        params: &CutoffParams,
+        confidence: &[f64],
+        correct: &[bool],
+    ) -> Vec<RuleTest> {
+        params
             .target_precisions
             .iter()
-            .map(|&target| {
-                let test = self.test(confidence, correct, target, params.delta);
+            .map(|&target| self.test(confidence, correct, target, params.delta))
+            .collect()
+    }
+
+    /// The cutoffs its `tests` (one per target of `params`) give, as a
+    /// calibrator keeps them: the rule's own value where it is certified,
+    /// none (review all) where it is not, so `apply` deploys exactly the
+    /// tested rule.
+    pub fn cutoffs(&self, params: &CutoffParams, tests: &[RuleTest]) -> Cutoffs {
+        let n = tests.first().map_or(0, |t| t.items);
+        let accept = tests
+            .iter()
+            .map(|test| {
+                let target = test.target_precision;
                 if !test.certified {
                     return Cutoff::none(target);
                 }
@@ -201,7 +215,9 @@ mod tests {
             target_precisions: vec![0.9, 0.95],
             ..CutoffParams::default()
         };
-        let cutoffs = rule().cutoffs(&params, &confidence, &correct);
+        let tests = rule().tests(&params, &confidence, &correct);
+        assert_eq!(tests[0], at_90);
+        let cutoffs = rule().cutoffs(&params, &tests);
         assert_eq!(cutoffs.accept[0].cutoff, Some(1.0));
         assert_eq!(cutoffs.accept[0].decided, 55);
         assert_eq!(cutoffs.accept[1].cutoff, None);

@@ -300,25 +300,13 @@ impl RunCells<'_> {
             return Ok(None);
         };
         let params = &self.options.cutoffs;
-        let tests = params
-            .target_precisions
-            .iter()
-            .map(|&t| rule.test(&data.confidence, &data.correct, t, params.delta))
-            .collect();
+        let tests = rule.tests(params, &data.confidence, &data.correct);
         let mut report = cell.report.clone();
-        report.cutoffs = rule.cutoffs(params, &data.confidence, &data.correct);
+        report.cutoffs = rule.cutoffs(params, &tests);
         report.cutoffs_on = "raw";
-        let dataset_name = format!("{:?}", self.dataset).to_lowercase();
+        let dataset_name = dataset_dir(self.dataset);
         let part = format!("rule-{}", rule.name);
-        let files = CellFiles {
-            parts: vec![&dataset_name, label, &part],
-            measure: &rule.measure,
-            label: LabelDefinition {
-                column: "the oracle's verdict (passed)".into(),
-                ..LabelDefinition::default()
-            },
-            generator: Some(answers.generator.clone()),
-        };
+        let files = cell_files(&dataset_name, answers, &part, &rule.measure);
         let calibrator = files.calibrator_file();
         files.write(self.dir, &report, combination)?;
         Ok(Some(RuleRow {
@@ -350,16 +338,8 @@ impl RunCells<'_> {
             &format!("{label} {measure}"),
         )?;
         let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
-        let dataset_name = format!("{:?}", self.dataset).to_lowercase();
-        let files = CellFiles {
-            parts: vec![&dataset_name, label, measure],
-            measure,
-            label: LabelDefinition {
-                column: "the oracle's verdict (passed)".into(),
-                ..LabelDefinition::default()
-            },
-            generator: Some(answers.generator.clone()),
-        };
+        let dataset_name = dataset_dir(self.dataset);
+        let files = cell_files(&dataset_name, answers, measure, measure);
         let key = CellKey {
             names: &["model", "measure"],
             values: vec![label.to_owned(), measure.to_owned()],
@@ -413,6 +393,31 @@ impl RunCells<'_> {
             oyster,
             view,
         })
+    }
+}
+
+/// The dataset's folder under `calibration/` and `calibrators/`, which the
+/// report's links name too.
+pub(super) fn dataset_dir(dataset: Dataset) -> String {
+    format!("{dataset:?}").to_lowercase()
+}
+
+/// A task cell's files: under `<dataset>/<model>/<part>`, labelled by the
+/// oracle's verdict, with the model's generator.
+fn cell_files<'a>(
+    dataset_name: &'a str,
+    answers: &'a Answers,
+    part: &'a str,
+    measure: &'a str,
+) -> CellFiles<'a> {
+    CellFiles {
+        parts: vec![dataset_name, answers.label, part],
+        measure,
+        label: LabelDefinition {
+            column: "the oracle's verdict (passed)".into(),
+            ..LabelDefinition::default()
+        },
+        generator: Some(answers.generator.clone()),
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn calibrate_and_report(
 
 /// Each cell's row of the decision table, with its files' paths.
 fn decision_rows(dataset: Dataset, cells: &[Cell]) -> Vec<CellRow<'_>> {
-    let dataset_name = format!("{dataset:?}").to_lowercase();
+    let dataset_name = cells::dataset_dir(dataset);
     cells
         .iter()
         .map(|c| {
