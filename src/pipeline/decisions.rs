@@ -188,63 +188,60 @@ fn review_line(key: &[String], targets: &[String], p: String, links: &[String; 3
 /// Where any cell or fixed rule accepts with its guarantee: per target, the
 /// one that accepts most, in a sentence. Empty where nothing is accepted.
 pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
-    let mut best: Vec<(f64, String, usize, usize, f64, f64)> = Vec::new();
-    let mut offer =
-        |target: f64, who: String, decided: usize, items: usize, precision: f64, p: f64| match best
-            .iter_mut()
-            .find(|b| b.0 == target)
-        {
-            Some(b) if b.2 >= decided => {}
-            Some(b) => *b = (target, who, decided, items, precision, p),
-            None => best.push((target, who, decided, items, precision, p)),
-        };
+    let mut offers = Vec::new();
     for row in rows {
         for c in &row.report.cutoffs.accept {
             let (Some(t), Some(precision)) = (c.cutoff, c.realised_precision) else {
                 continue;
             };
-            let p = tested_p_value(c, t);
-            let who = format!("{} (cutoff {t:.2})", row.key.join(" "));
-            offer(
-                c.target_precision,
-                who,
-                c.decided,
-                row.report.cutoffs.items,
+            offers.push(Accepted {
+                target: c.target_precision,
+                who: format!("{} (cutoff {t:.2})", row.key.join(" ")),
+                decided: c.decided,
+                items: row.report.cutoffs.items,
                 precision,
-                p,
-            );
+                p: tested_p_value(c, t),
+            });
         }
     }
     for rule in rules {
+        let (measure, at_least) = (&rule.rule.measure, rule.rule.at_least);
         for test in rule.tests.iter().filter(|t| t.certified) {
-            let precision = test.realised_precision().unwrap_or_default();
-            let who = format!(
-                "{} ({} ≥ {})",
-                rule.key.join(" "),
-                rule.rule.measure,
-                rule.rule.at_least
-            );
-            offer(
-                test.target_precision,
-                who,
-                test.accepted,
-                test.items,
-                precision,
-                test.p_value,
-            );
+            offers.push(Accepted {
+                target: test.target_precision,
+                who: format!("{} ({measure} ≥ {at_least})", rule.key.join(" ")),
+                decided: test.accepted,
+                items: test.items,
+                precision: test.realised_precision().unwrap_or_default(),
+                p: test.p_value,
+            });
+        }
+    }
+    // Per target, the first of those that accept the most.
+    let mut best: Vec<Accepted> = Vec::new();
+    for offer in offers {
+        match best.iter_mut().find(|b| b.target == offer.target) {
+            Some(b) if b.decided >= offer.decided => {}
+            Some(b) => *b = offer,
+            None => best.push(offer),
         }
     }
     if best.is_empty() {
         return String::new();
     }
-    best.sort_by(|a, b| a.0.total_cmp(&b.0));
+    best.sort_by(|a, b| a.target.total_cmp(&b.target));
     let lines: Vec<String> = best
         .iter()
-        .map(|(target, who, decided, items, precision, p)| {
+        .map(|a| {
             format!(
-                "at precision {target}, {who} accepts {decided} of {items} ({:.0}%; realised \
-                 precision {precision:.3}, p = {p:.4})",
-                100.0 * *decided as f64 / *items as f64
+                "at precision {}, {} accepts {} of {} ({:.0}%; realised precision {:.3}, p = {:.4})",
+                a.target,
+                a.who,
+                a.decided,
+                a.items,
+                100.0 * a.decided as f64 / a.items as f64,
+                a.precision,
+                a.p
             )
         })
         .collect();
@@ -254,6 +251,16 @@ pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
          Decisions table lists each measure and rule.",
         capitalise(&lines.join("; "))
     )
+}
+
+/// One cell's or rule's acceptance at one target, for the leading note.
+struct Accepted {
+    target: f64,
+    who: String,
+    decided: usize,
+    items: usize,
+    precision: f64,
+    p: f64,
 }
 
 fn capitalise(text: &str) -> String {
