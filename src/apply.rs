@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::calibrate::calibrator::{Applied, Calibrator, CalibratorError};
 use crate::calibrate::multical::FeatureValue;
 use crate::table::{Format, Table, TableError};
-use crate::task::examples::SPEC_MEASURES;
+use crate::task::examples::is_sandbox_measure;
 
 /// Which column or measure to read, and which cutoff to decide with.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -43,7 +43,7 @@ pub enum ApplyError {
         available: String,
     },
     #[error(
-        "{path}: no column {measure}: it comes from running each answer on its prompt's examples in the sandbox; decide the lines of a task run's examples/<model>.jsonl, which hold it"
+        "{path}: no column {measure}: it comes from running each answer in the sandbox on its prompt's examples or the model's tests; decide the lines of a task run's examples/<model>.jsonl, which hold it"
     )]
     NoSpecMeasure { path: PathBuf, measure: String },
     #[error("{path}:{line}: {column} is {value}, not a probability in [0, 1]")]
@@ -287,9 +287,10 @@ pub fn measure_values(table: &Table, measure: &str) -> Result<Vec<f64>, ApplyErr
                 Some(serde_json::Value::Number(n)) if n.as_f64().is_some_and(check) => {
                     Ok(n.as_f64().unwrap_or_default())
                 }
-                // A prompt that shows no example has no value; the run
-                // counted it at 0 (review), so the deployed rule does too.
-                Some(serde_json::Value::Null) if SPEC_MEASURES.contains(&measure) => Ok(0.0),
+                // A prompt that shows no example (or got no test) has no
+                // value; the run counted it at 0 (review), so the deployed
+                // rule does too.
+                Some(serde_json::Value::Null) if is_sandbox_measure(measure) => Ok(0.0),
                 other => Err(not_probability(
                     &column,
                     row,
@@ -301,7 +302,7 @@ pub fn measure_values(table: &Table, measure: &str) -> Result<Vec<f64>, ApplyErr
             })
             .collect();
     }
-    if SPEC_MEASURES.contains(&measure) {
+    if is_sandbox_measure(measure) {
         return Err(ApplyError::NoSpecMeasure {
             path: table.path().to_owned(),
             measure: measure.to_owned(),

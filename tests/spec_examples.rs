@@ -340,6 +340,134 @@ at_least = 1.0
     assert!(!dir.path().join("no.jsonl").exists());
 }
 
+/// `codecal run` on 40 MBPP problems against a loopback server that answers
+/// two in three with the reference and the rest with `return None`, and
+/// writes as its tests the problem's hidden tests after the shown one (those
+/// that call the function first): a right answer passes every written test
+/// and a `return None` passes none; with two samples answered alike, the
+/// dual agreement is the share passed; the tests' tokens are counted in the
+/// sources table.
+#[test]
+fn model_written_tests_are_asked_for_read_run_and_costed() {
+    use common::server::{Server, completion};
+    let (Some(data), Some(_)) = (
+        common::shared_data("mbpp/sanitized-mbpp.json"),
+        common::sandbox(Default::default(), Default::default()),
+    ) else {
+        return;
+    };
+    let problems = read_mbpp_sanitized(&data).unwrap();
+    let mut answers = std::collections::HashMap::new();
+    let mut tests = std::collections::HashMap::new();
+    for problem in &problems {
+        let Oracle::Mbpp {
+            tests: hidden,
+            entry_point,
+            ..
+        } = &problem.oracle
+        else {
+            panic!("not MBPP")
+        };
+        let wrong = format!("def {entry_point}(*args):\n    return None\n");
+        let right = problem.reference_answer.clone();
+        answers.insert(problem.prompt.clone(), (right, wrong));
+        let opening = format!("assert {entry_point}(");
+        let written: Vec<&str> = hidden[1..]
+            .iter()
+            .filter_map(|t| t.trim().strip_prefix(&opening))
+            .collect();
+        tests.insert(
+            entry_point.clone(),
+            written.join(&format!("\n{opening}")) + "\n",
+        );
+    }
+    let server = Server::start(move |seen, _| {
+        let prompt = seen.body["prompt"].as_str().unwrap_or("");
+        let reply = if let Some((_, rest)) = prompt.split_once("# check the correctness of ") {
+            let entry = rest.lines().next().unwrap_or("");
+            tests.get(entry).cloned().unwrap_or_default()
+        } else {
+            let (right, wrong) = answers.get(prompt).cloned().unwrap_or_default();
+            if common::cruxeval_answers_right(prompt) {
+                right
+            } else {
+                wrong
+            }
+        };
+        let lines: Vec<(&str, f64)> = reply.split_inclusive('\n').map(|l| (l, 0.8)).collect();
+        common::server::json(200, &completion(&lines))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("written.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "name = \"written\"\nruns_dir = \"{runs}\"\ntask = \"synthesis\"\n\n\
+             [dataset]\nname = \"mbpp-sanitized\"\npath = \"{data}\"\nproblems = 40\nseed = 5\n\n\
+             [[backends]]\nkind = \"openai\"\nbase_url = \"{url}\"\nmodel = \"m\"\nretry_base_ms = 10\n\n\
+             [generation]\nsamples = 2\ntests = 3\n\n\
+             [calibration]\nconfidence = [\"average_token_probability\", \"spec_examples\", \
+             \"model_tests\", \"dual_agreement\"]\nfolds = 3\nbootstrap = 20\n",
+            runs = dir.path().join("runs").display(),
+            data = data.display(),
+            url = server.base_url,
+        ),
+    )
+    .unwrap();
+    let out = common::codecal(&["run", "--config", config.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("model-written tests: "), "{stderr}");
+    let run = dir.path().join("runs/written");
+    let read = |path: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(run.join(path))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (rows, verdicts) = (
+        read("examples/openai-m.jsonl"),
+        read("verdicts/openai-m.jsonl"),
+    );
+    let mut with_tests = 0;
+    for (row, verdict) in rows.iter().zip(&verdicts) {
+        let measure = |m: &str| row["confidence"][m].as_f64();
+        let written = row["written"]["tests"].as_array().unwrap();
+        assert!(written.len() <= 3, "{row}");
+        if written.is_empty() {
+            assert_eq!(measure("model_tests"), None, "{row}");
+            continue;
+        }
+        with_tests += 1;
+        let passed = measure("model_tests").unwrap();
+        if verdict["correct"] == true {
+            assert_eq!(passed, 1.0, "{row}");
+        } else {
+            // `return None` passes only a test that expects None.
+            let nones = written.iter().filter(|t| t["expected"] == "None").count();
+            assert_eq!(passed, nones as f64 / written.len() as f64, "{row}");
+        }
+        // Three answers alike: all in the main one's consensus set.
+        assert_eq!(measure("dual_agreement"), measure("model_tests"), "{row}");
+        assert_eq!(row["written"]["outcomes"].as_array().unwrap().len(), 3);
+    }
+    assert!(with_tests >= 20, "{with_tests} of 40 problems got tests");
+    let sources = common::csv_rows(&run.join("tables/sources.csv"));
+    let tokens = |measure: &str| -> f64 {
+        let row = sources.iter().find(|r| r[1] == measure).unwrap();
+        row[6].parse().unwrap()
+    };
+    assert!(
+        tokens("model_tests") > tokens("average_token_probability"),
+        "{sources:?}"
+    );
+    assert!(
+        tokens("dual_agreement") > tokens("model_tests"),
+        "{sources:?}"
+    );
+}
+
 /// A rule on a measure the run does not calibrate, a rule named twice, a
 /// rule with no finite value, and the examples' measures on a task whose
 /// prompts show none: each refused before any stage, on one line naming
@@ -381,7 +509,7 @@ fn bad_rules_and_misplaced_measures_are_refused_naming_the_key() {
             "",
             "[\"spec_examples\"]",
             String::new(),
-            "calibration.confidence: \"spec_examples\" runs the prompt's examples",
+            "calibration.confidence: \"spec_examples\" runs the answer on the prompt's examples",
         ),
         (
             "synthesis",
@@ -389,6 +517,34 @@ fn bad_rules_and_misplaced_measures_are_refused_naming_the_key() {
             "[\"spec_examples_samples\"]",
             String::new(),
             "needs sampled answers",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"",
+            "[\"model_tests\"]",
+            String::new(),
+            "calibration.confidence: \"model_tests\" needs model-written tests: set [generation] tests",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"\n\n[generation]\ntests = 3",
+            "[\"spec_examples\"]",
+            String::new(),
+            "generation.tests: asks the model for tests that no measure reads",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"\n\n[generation]\ntests = 3",
+            "[\"dual_agreement\"]",
+            String::new(),
+            "\"dual_agreement\" needs sampled answers",
+        ),
+        (
+            "synthesis",
+            "name = \"humaneval\"\n\n[generation]\ntests = 21",
+            "[\"model_tests\"]",
+            String::new(),
+            "generation.tests: must be from 0 to 20",
         ),
     ];
     for (task, dataset, confidence, rules, message) in cases {

@@ -132,6 +132,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<()> {
         templates: &templates,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
+        tests: None,
     };
     let steps = rows.len() * (1 + usize::from(!options.reflective.is_empty()) + options.samples);
     let bar = super::progress::StageProgress::new("generate", steps as u64);

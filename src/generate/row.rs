@@ -55,6 +55,9 @@ pub struct GenerationRow {
     /// The tokens the samples cost; a run sets it with the agreement measures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_tokens: Option<u64>,
+    /// The model's reply when asked to write tests (`[generation] tests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests_reply: Option<TestsReply>,
     /// Sandbox seconds per measure that ran code for its confidence (the
     /// shown examples'); a run sets it beside the measures.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -97,6 +100,10 @@ pub struct ItemFields {
     /// Turbulence's rounds: which repetition of the same prompt this is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_offset: Option<u64>,
+    /// The text the model continues to write tests for the item
+    /// (`task::examples::written`), where the run asks for tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_prompt: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -128,6 +135,22 @@ pub struct SampleAnswer {
     pub mean_logprob: Option<f64>,
     #[serde(default)]
     pub completion_tokens: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
+}
+
+/// The model's reply to a row's test prompt: the tests it wrote, and what
+/// they cost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestsReply {
+    pub text: String,
+    #[serde(default)]
+    pub completion_tokens: Option<usize>,
+    /// Why the reply ended ("length": its last line may be cut off).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,7 +196,7 @@ impl GenerationRow {
     /// itself (an input line's own `text` or `model` would otherwise be
     /// written twice).
     pub fn item_fields(fields: &Map<String, Value>) -> ItemFields {
-        const OWN: [&str; 16] = [
+        const OWN: [&str; 17] = [
             "id",
             "backend",
             "model",
@@ -190,6 +213,7 @@ impl GenerationRow {
             "token_text_mismatch",
             "samples",
             "sample_tokens",
+            "tests_reply",
         ];
         let mut other: Map<String, Value> = fields
             .iter()
@@ -213,6 +237,7 @@ impl GenerationRow {
             language: take(&mut other, "language"),
             exemplars: take(&mut other, "exemplars"),
             seed_offset: take(&mut other, "seed_offset"),
+            test_prompt: take(&mut other, "test_prompt"),
             other,
         }
     }

@@ -10,7 +10,7 @@ use super::batch::{
     Answer, AskError, BatchError, PromptRow, answer_all, ask, parallel_map, row_params,
 };
 use super::cache::Cache;
-use super::row::{GenerationRow, ReflectiveReading, SampleAnswer};
+use super::row::{GenerationRow, ReflectiveReading, SampleAnswer, TestsReply};
 use super::{Backend, Params};
 use crate::confidence::reflective::{Inquiry, Measure, ReflectiveError, Subject, Templates};
 use crate::confidence::token_measures;
@@ -27,6 +27,34 @@ pub struct StageOptions<'a> {
     pub samples: usize,
     /// The temperature they are sampled at.
     pub sample_temperature: f64,
+    /// How to ask each row that carries a `test_prompt` for tests (its seed
+    /// offset applied); `None`: no tests are asked for.
+    pub tests: Option<Params>,
+}
+
+/// One request of a row: its main answer, a sample, or its tests.
+#[derive(Clone, Copy, PartialEq)]
+enum Request {
+    Main,
+    Sample(usize),
+    Tests,
+}
+
+impl Request {
+    fn name(self) -> &'static str {
+        match self {
+            Request::Main => "answer",
+            Request::Sample(_) => "samples",
+            Request::Tests => "tests",
+        }
+    }
+}
+
+/// What answering every request of every row gave, by row.
+struct Answered {
+    main: Vec<Answer>,
+    samples: Vec<Vec<SampleAnswer>>,
+    tests: Vec<Option<TestsReply>>,
 }
 
 /// The decoding parameters of a row's sample `index` (from 0): the row's
@@ -58,49 +86,88 @@ fn sample_answer(params: &Params, answer: &Answer) -> SampleAnswer {
     }
 }
 
-/// Every row's main answer and sampled answers. A prompt's answers are
-/// asked one after the other in the work order, so that with several in
-/// flight they share the backend's decode steps and its kept prefill.
-fn answer_and_sample_all(
+/// The test prompt a row carries, where the run asks for tests.
+fn test_prompt(row: &PromptRow) -> Option<Prompt> {
+    let text = row.fields.get("test_prompt")?.as_str()?;
+    Some(Prompt::Completion(text.to_owned()))
+}
+
+/// Every row's main answer, sampled answers and test reply. A prompt's
+/// requests are asked one after the other in the work order, so that with
+/// several in flight they share the backend's decode steps and its kept
+/// prefill.
+fn answer_every_request(
     backend: &dyn Backend,
     cache: &Cache,
     rows: &[PromptRow],
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
-) -> Result<(Vec<Answer>, Vec<Vec<SampleAnswer>>), StageError> {
-    let work: Vec<(usize, Option<usize>)> = (0..rows.len())
-        .flat_map(|row| {
-            std::iter::once((row, None)).chain((0..options.samples).map(move |s| (row, Some(s))))
+) -> Result<Answered, StageError> {
+    let work: Vec<(usize, Request, Prompt, Params)> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, row)| {
+            let main = (
+                Request::Main,
+                row.prompt.clone(),
+                row_params(&options.params, row),
+            );
+            let samples = (0..options.samples).map(move |s| {
+                let params = sample_params(&options.params, row, s, options.sample_temperature);
+                (Request::Sample(s), row.prompt.clone(), params)
+            });
+            let tests = options
+                .tests
+                .as_ref()
+                .zip(test_prompt(row))
+                .map(|(params, prompt)| (Request::Tests, prompt, row_params(params, row)));
+            std::iter::once(main)
+                .chain(samples)
+                .chain(tests)
+                .map(move |(request, prompt, params)| (i, request, prompt, params))
         })
         .collect();
-    let answers = parallel_map(backend.concurrency(), &work, |&(row, sample)| {
-        let row = &rows[row];
-        let params = match sample {
-            None => row_params(&options.params, row),
-            Some(s) => sample_params(&options.params, row, s, options.sample_temperature),
-        };
-        let answer =
-            ask(backend, cache, &row.prompt, &params).map_err(|source| StageError::Ask {
-                id: row.id.clone(),
-                measure: if sample.is_some() {
-                    "samples"
-                } else {
-                    "answer"
-                },
+    let answers = parallel_map(
+        backend.concurrency(),
+        &work,
+        |(row, request, prompt, params)| {
+            let answer = ask(backend, cache, prompt, params).map_err(|source| StageError::Ask {
+                id: rows[*row].id.clone(),
+                measure: request.name(),
                 source,
             })?;
-        on_progress();
-        Ok::<(Params, Answer), StageError>((params, answer))
-    })?;
-    let mut main = Vec::with_capacity(rows.len());
-    let mut by_row = vec![Vec::with_capacity(options.samples); rows.len()];
-    for (&(row, sample), (params, answer)) in work.iter().zip(answers) {
-        match sample {
-            None => main.push(answer),
-            Some(_) => by_row[row].push(sample_answer(&params, &answer)),
+            on_progress();
+            Ok::<Answer, StageError>(answer)
+        },
+    )?;
+    let mut answered = Answered {
+        main: Vec::with_capacity(rows.len()),
+        samples: vec![Vec::with_capacity(options.samples); rows.len()],
+        tests: vec![None; rows.len()],
+    };
+    for ((row, request, _, params), answer) in work.iter().zip(answers) {
+        let row = *row;
+        match request {
+            Request::Main => answered.main.push(answer),
+            Request::Sample(_) => answered.samples[row].push(sample_answer(params, &answer)),
+            Request::Tests => answered.tests[row] = Some(tests_reply(&answer)),
         }
     }
-    Ok((main, by_row))
+    Ok(answered)
+}
+
+/// What a row keeps of its test reply.
+fn tests_reply(answer: &Answer) -> TestsReply {
+    let generation = &answer.generation;
+    TestsReply {
+        text: generation.text.clone(),
+        completion_tokens: generation
+            .completion_tokens
+            .or(Some(generation.tokens.len())),
+        finish_reason: generation.finish_reason.clone(),
+        seconds: Some(answer.seconds),
+        cached: Some(answer.cached),
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -130,11 +197,20 @@ pub fn run(
     options: &StageOptions,
     on_progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<GenerationRow>, StageError> {
-    let (answers, samples) = if options.samples > 0 {
-        answer_and_sample_all(backend, cache, rows, options, on_progress)?
+    let Answered {
+        main: answers,
+        samples,
+        tests,
+    } = if options.samples > 0 || options.tests.is_some() {
+        answer_every_request(backend, cache, rows, options, on_progress)?
     } else {
-        let answers = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
-        (answers, Vec::new())
+        let main = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
+        let none = || vec![None; rows.len()];
+        Answered {
+            main,
+            samples: Vec::new(),
+            tests: none(),
+        }
     };
     let pairs: Vec<(&PromptRow, &Answer)> = rows.iter().zip(&answers).collect();
     let reflective = if options.reflective.is_empty() {
@@ -147,6 +223,7 @@ pub fn run(
         })?
     };
     let mut samples = samples.into_iter();
+    let mut tests = tests.into_iter();
     let id = backend.id();
     Ok(pairs
         .iter()
@@ -170,8 +247,9 @@ pub fn run(
                 seconds: Some(answer.seconds),
                 cached: Some(answer.cached),
                 token_text_mismatch: !tokens_join_to_text(generation),
-                samples: samples.next(),
+                samples: (options.samples > 0).then(|| samples.next()).flatten(),
                 sample_tokens: None,
+                tests_reply: tests.next().flatten(),
                 sandbox_seconds: BTreeMap::new(),
                 item: GenerationRow::item_fields(&row.fields),
             }

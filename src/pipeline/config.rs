@@ -291,6 +291,11 @@ pub struct GenerationConfig {
     /// The temperature the samples are drawn at (above 0, at most 2).
     #[serde(skip_serializing_if = "is_one")]
     pub sample_temperature: f64,
+    /// Tests the model writes per synthesis problem from its prompt alone,
+    /// for `model_tests` and `dual_agreement`: 0 (none) to `MAX_TESTS`.
+    /// Left out of the stage's inputs at 0, so older runs stay valid.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tests: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -315,6 +320,7 @@ impl Default for GenerationConfig {
             template_dir: None,
             samples: 0,
             sample_temperature: 1.0,
+            tests: 0,
         }
     }
 }
@@ -593,6 +599,9 @@ pub const MAX_PARALLEL: usize = 64;
 
 /// The most answers `[generation] samples` may ask per prompt.
 pub const MAX_SAMPLES: usize = 50;
+
+/// The most tests `[generation] tests` may ask per prompt.
+pub const MAX_TESTS: usize = 20;
 
 #[cfg(test)]
 #[path = "config_tests.rs"]

@@ -150,6 +150,11 @@ impl RunConfig {
             ),
         )?;
         within(
+            "generation.tests",
+            g.tests <= MAX_TESTS,
+            &format!("from 0 to {MAX_TESTS}"),
+        )?;
+        within(
             "generation.sample_temperature",
             g.sample_temperature.is_finite()
                 && g.sample_temperature > 0.0

@@ -5,40 +5,64 @@
 use super::config::*;
 use crate::confidence::TOKEN_MEASURES;
 use crate::task::TaskKind;
-use crate::task::examples::SPEC_MEASURES;
+use crate::task::examples::written::{DUAL_AGREEMENT, WRITTEN_MEASURES};
+use crate::task::examples::{SPEC_EXAMPLES_SAMPLES, SPEC_MEASURES};
 
 impl RunConfig {
-    /// Each `calibration.confidence` entry is a measure of this task.
+    /// Each `calibration.confidence` entry is a measure of this task, with
+    /// what it needs (samples, model-written tests) asked for; and tests are
+    /// asked for only where a measure reads them.
     pub(super) fn check_measures(&self) -> Result<(), ConfigError> {
         let synthesis = self.task() == TaskKind::Synthesis;
+        let error = |message: String| Err(key_error("calibration.confidence", message));
         for name in &self.calibration.confidence {
+            let name = name.as_str();
             let baseline = name == LENGTH_BASELINE && self.task() != TaskKind::Summarize;
-            let spec = SPEC_MEASURES.contains(&name.as_str());
-            if spec && !synthesis {
-                return Err(key_error(
-                    "calibration.confidence",
-                    format!("{name:?} runs the prompt's examples: only a synthesis task has them"),
+            let spec = SPEC_MEASURES.contains(&name);
+            let written = WRITTEN_MEASURES.contains(&name);
+            if (spec || written) && !synthesis {
+                return error(format!(
+                    "{name:?} runs the answer on the prompt's examples or the model's tests: \
+                     only a synthesis task has them"
                 ));
             }
-            if spec && name == SPEC_MEASURES[2] && self.generation.samples == 0 {
-                return Err(key_error(
-                    "calibration.confidence",
-                    format!("{name:?} needs sampled answers: set [generation] samples"),
+            let sampled = [SPEC_EXAMPLES_SAMPLES, DUAL_AGREEMENT].contains(&name);
+            if sampled && self.generation.samples == 0 {
+                return error(format!(
+                    "{name:?} needs sampled answers: set [generation] samples"
                 ));
             }
-            if !TOKEN_MEASURES.contains(&name.as_str()) && !baseline && !spec {
+            if written && self.generation.tests == 0 {
+                return error(format!(
+                    "{name:?} needs model-written tests: set [generation] tests"
+                ));
+            }
+            if !TOKEN_MEASURES.contains(&name) && !baseline && !spec && !written {
                 let mut known = TOKEN_MEASURES.to_vec();
                 if synthesis {
                     known.extend(SPEC_MEASURES);
+                    known.extend(WRITTEN_MEASURES);
                 }
-                return Err(key_error(
-                    "calibration.confidence",
-                    format!(
-                        "unknown measure {name:?} (expected one of: {})",
-                        known.join(", ")
-                    ),
+                return error(format!(
+                    "unknown measure {name:?} (expected one of: {})",
+                    known.join(", ")
                 ));
             }
+        }
+        let reads_tests = self
+            .calibration
+            .confidence
+            .iter()
+            .any(|m| WRITTEN_MEASURES.contains(&m.as_str()));
+        if self.generation.tests > 0 && !reads_tests {
+            return Err(key_error(
+                "generation.tests",
+                format!(
+                    "asks the model for tests that no measure reads: name {} in \
+                     calibration.confidence",
+                    WRITTEN_MEASURES.join(" or ")
+                ),
+            ));
         }
         Ok(())
     }

@@ -163,6 +163,24 @@ pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineEr
     })
 }
 
+/// How tests are asked for, where the run wants `[generation] tests = k`:
+/// greedily, with room for k assertions, ended where the block of
+/// assertions ends (`task::examples::written`).
+fn test_params(config: &RunConfig) -> Result<Option<Params>, PipelineError> {
+    use crate::task::examples::written::{TEST_STOPS, TOKENS_PER_TEST};
+    let k = config.generation.tests;
+    if k == 0 {
+        return Ok(None);
+    }
+    Ok(Some(Params {
+        max_tokens: TOKENS_PER_TEST * k,
+        temperature: 0.0,
+        stop: TEST_STOPS.map(String::from).to_vec(),
+        top_logprobs: 0,
+        ..generation_params(config)?
+    }))
+}
+
 pub(crate) fn generations(
     config: &RunConfig,
     generator: &Generator,
@@ -191,7 +209,8 @@ pub(crate) fn generations(
         inputs.push(shard.to_string());
     }
     let samples = config.generation.samples;
-    let steps = rows.len() * (1 + usize::from(!reflective.is_empty()) + samples);
+    let tests = usize::from(config.generation.tests > 0);
+    let steps = rows.len() * (1 + usize::from(!reflective.is_empty()) + samples + tests);
     let output = format!("generations/{label}.jsonl");
     let served = format!("generations/{label}.served.json");
     let on_progress = books.on_progress;
@@ -212,6 +231,7 @@ pub(crate) fn generations(
                 templates: &templates,
                 samples,
                 sample_temperature: config.generation.sample_temperature,
+                tests: test_params(config)?,
             };
             let start = std::time::Instant::now();
             let mut rows =

@@ -9,6 +9,8 @@ use crate::confidence::reflective::Measure;
 use crate::generate::row::GenerationRow;
 use crate::report::run::ReportTable;
 use crate::report::table::{header, with_ci};
+use crate::task::examples::SPEC_EXAMPLES_SAMPLES;
+use crate::task::examples::written::{DUAL_AGREEMENT, MODEL_TESTS};
 
 /// One model x measure's row.
 pub(crate) struct SourceRow<'a> {
@@ -33,6 +35,10 @@ pub(crate) fn source_of(measure: &str) -> &'static str {
         "reflection: a further question to the model"
     } else if crate::task::examples::SPEC_MEASURES.contains(&measure) {
         "the prompt's own examples, run on the answer in the sandbox"
+    } else if measure == MODEL_TESTS {
+        "tests the model wrote from the prompt, run on the answer in the sandbox"
+    } else if measure == DUAL_AGREEMENT {
+        "CodeT's dual agreement: samples and model-written tests, run in the sandbox"
     } else if measure == super::config::LENGTH_BASELINE {
         "the answer's length alone"
     } else {
@@ -46,20 +52,32 @@ fn is_reflective(measure: &str) -> bool {
 
 /// The mean generated tokens per item that `measure` needs over `rows`
 /// (generation rows with any agreement merged in): the main answer's, plus
-/// the samples' for an agreement measure or the reply's for a reflective
-/// one. `None` where an item does not record its count.
+/// the samples' for a measure over samples, the test reply's for one over
+/// model-written tests, or the reply's for a reflective one. `None` where
+/// an item does not record its count.
 pub(crate) fn tokens_per_item(rows: &[&GenerationRow], measure: &str) -> Option<f64> {
     if rows.is_empty() {
         return None;
     }
-    let agreement = CODE_MEASURES.contains(&measure) || SUMMARY_MEASURES.contains(&measure);
+    let sampled = CODE_MEASURES.contains(&measure)
+        || SUMMARY_MEASURES.contains(&measure)
+        || [SPEC_EXAMPLES_SAMPLES, DUAL_AGREEMENT].contains(&measure);
+    let tests = [MODEL_TESTS, DUAL_AGREEMENT].contains(&measure);
     let reflective = is_reflective(measure);
     let reply = measure.trim_end_matches("-normalized");
     let mut total = 0u64;
     for row in rows {
         total += row.completion_tokens? as u64;
-        if agreement {
+        if sampled {
             total += row.sample_tokens?;
+        }
+        if tests {
+            // A problem whose prompt could not be made into a test prompt
+            // asked for nothing.
+            total += row
+                .tests_reply
+                .as_ref()
+                .map_or(Some(0), |r| r.completion_tokens)? as u64;
         }
         if reflective {
             total += row.reflective.get(reply)?.reply_tokens? as u64;
@@ -114,7 +132,8 @@ pub(crate) fn sources_table(key: &[&str], rows: &[SourceRow]) -> ReportTable {
         title: "Confidence sources: every measure on the same items, with how well it ranks \
                 (AUC), its Brier skill score raw and rescaled (out of fold), and its cost in \
                 generated tokens per item (the answer's own, plus the samples an agreement \
-                measure draws or the reply a reflective one asks for) and in sandbox seconds \
+                measure draws, the tests the model writes, or the reply a reflective one \
+                asks for) and in sandbox seconds \
                 per item (the prompt's examples run on the answer; '-' where not recorded)"
             .into(),
         header: header(

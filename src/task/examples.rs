@@ -15,13 +15,14 @@
 //! (the task run's examples stage), nor the hidden tests (`task`'s oracles).
 
 mod run;
+pub mod written;
 
 pub use super::python_text::is_literal;
 use super::python_text::{
     Scanner, call_end, calls, depth, is_expression, split_top_level, without_comment,
 };
 use super::{Oracle, Problem};
-pub use run::{EXAMPLE_CHECK, ExampleOutcome, example_program, run_examples};
+pub use run::{EXAMPLE_CHECK, ExampleOutcome, example_program, run_checks, run_examples};
 
 /// The share of a prompt's examples the answer passes.
 pub const SPEC_EXAMPLES: &str = "spec_examples";
@@ -31,6 +32,13 @@ pub const SPEC_EXAMPLES_ALL: &str = "spec_examples_all";
 pub const SPEC_EXAMPLES_SAMPLES: &str = "spec_examples_samples";
 /// Every measure read from the prompt's examples.
 pub const SPEC_MEASURES: [&str; 3] = [SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES];
+
+/// Whether `measure` comes from running answers in the sandbox on the
+/// prompt's examples or on the tests the model wrote: missing where there
+/// is nothing to run, which counts at 0 (review).
+pub fn is_sandbox_measure(measure: &str) -> bool {
+    SPEC_MEASURES.contains(&measure) || written::WRITTEN_MEASURES.contains(&measure)
+}
 
 /// One example a prompt shows.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,6 +68,8 @@ pub enum Form {
     OutputShouldBe,
     /// `Input: ...` then `Output: ...`.
     InputOutput,
+    /// `assert call == value` in a test the model wrote (`written`).
+    Written,
 }
 
 /// A prompt's examples, and the lines that looked like examples but did not

@@ -127,6 +127,7 @@ pub fn summarize_own_code(
         templates: &templates,
         samples: 0,
         sample_temperature: config.generation.sample_temperature,
+        tests: None,
     };
     let total = rows.len() * (1 + stage_options.reflective.len());
     let done = std::sync::atomic::AtomicUsize::new(0);

@@ -1,9 +1,12 @@
 //! The examples stage of a synthesis run: each main answer (and each sample,
-//! where the run samples) runs on the examples its prompt shows, in the
-//! sandbox under the judge's limits (`task::examples`), and the results
-//! become the `spec_examples` measures. Writes `examples/<label>.jsonl`, one
-//! line per problem, which the calibration reads beside the token measures.
-//! Not the parsing of examples (`task::examples`) nor the calibration.
+//! where the run samples) runs on the examples its prompt shows, and on the
+//! tests the model wrote where the run asked for them, in the sandbox under
+//! the judge's limits (`task::examples`); the results become the
+//! `spec_examples` and `model_tests` measures. Writes
+//! `examples/<label>.jsonl`, one line per problem, which the calibration
+//! reads beside the token measures. Not the parsing of examples or tests
+//! (`task::examples`), nor the asking for tests (the generation stage), nor
+//! the calibration.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,19 +20,23 @@ use crate::pipeline::sampled::lines_in_step;
 use crate::pipeline::{Books, PipelineError, Progress, hash_strings};
 use crate::sandbox::Limits;
 use crate::task::datasets::Dataset;
+use crate::task::examples::written::{
+    DUAL_AGREEMENT, MODEL_TESTS, WRITTEN_MEASURES, WrittenTests, dual_agreement, read_tests,
+};
 use crate::task::examples::{
-    ExampleOutcome, SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES, SPEC_MEASURES,
-    run_examples, shown_examples,
+    Example, ExampleOutcome, SPEC_EXAMPLES, SPEC_EXAMPLES_ALL, SPEC_EXAMPLES_SAMPLES,
+    SPEC_MEASURES, run_checks, run_examples, shown_examples,
 };
 use crate::task::{self, Problem};
 
-/// Whether the run calibrates or combines a measure of the shown examples.
+/// Whether the run calibrates or combines a measure of the shown examples
+/// or of the model-written tests.
 pub(super) fn wanted(config: &RunConfig) -> bool {
     let c = &config.calibration;
-    c.confidence
-        .iter()
-        .chain(&c.combine)
-        .any(|m| SPEC_MEASURES.contains(&m.as_str()))
+    c.confidence.iter().chain(&c.combine).any(|m| {
+        let m = m.as_str();
+        SPEC_MEASURES.contains(&m) || WRITTEN_MEASURES.contains(&m)
+    })
 }
 
 /// One line of `examples/<label>.jsonl`.
@@ -43,7 +50,28 @@ pub(crate) struct ExamplesLine {
     pub samples: Vec<ExampleOutcome>,
     /// Sandbox seconds for the main answer and the samples together.
     pub sandbox_seconds: f64,
+    /// The tests the model wrote and the answers' outcomes on them, where
+    /// the run asked for tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<WrittenLine>,
     pub confidence: BTreeMap<String, Option<f64>>,
+}
+
+/// What a row's model-written tests found.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct WrittenLine {
+    #[serde(flatten)]
+    pub read: WrittenTests,
+    /// The main answer's outcome, then each sample's.
+    pub outcomes: Vec<ExampleOutcome>,
+}
+
+impl WrittenLine {
+    /// Sandbox seconds for the main answer and for all answers.
+    fn seconds(&self) -> (f64, f64) {
+        let main = self.outcomes.first().map_or(0.0, |o| o.seconds);
+        (main, self.outcomes.iter().map(|o| o.seconds).sum())
+    }
 }
 
 pub(super) fn stage(
@@ -63,6 +91,8 @@ pub(super) fn stage(
             include_str!("../../task/examples/run.rs").to_owned(),
             include_str!("../../task/python_text.rs").to_owned(),
             task::examples::EXAMPLE_CHECK.to_owned(),
+            include_str!("../../task/examples/written.rs").to_owned(),
+            config.generation.tests.to_string(),
         ]),
         task::judging_rules_fingerprint(),
     ];
@@ -78,6 +108,9 @@ pub(super) fn stage(
             let rows: Vec<GenerationRow> = read_jsonl(&dir.join(&generations))?;
             on_progress(Progress::Warning(&shown_summary(&problems)));
             let lines = example_lines(config, dataset, &problems, &rows)?;
+            if config.generation.tests > 0 {
+                on_progress(Progress::Warning(&written_summary(&lines)));
+            }
             create_dir(&dir.join("examples"))?;
             write_atomic(&dir.join(&output), to_jsonl(&lines).as_bytes())?;
             Ok(())
@@ -102,8 +135,27 @@ fn shown_summary(problems: &[Problem]) -> String {
     )
 }
 
+/// How many problems got model-written tests, how many tests in all, and
+/// the assertion lines that could not be read.
+fn written_summary(lines: &[ExamplesLine]) -> String {
+    let read: Vec<&WrittenTests> = lines
+        .iter()
+        .filter_map(|l| l.written.as_ref().map(|w| &w.read))
+        .collect();
+    let with = read.iter().filter(|r| !r.tests.is_empty()).count();
+    let tests: usize = read.iter().map(|r| r.tests.len()).sum();
+    let unread: usize = read.iter().map(|r| r.unread).sum();
+    format!(
+        "model-written tests: {with} of {} problems got tests ({tests} in all, copies of the \
+         prompt's examples dropped); {} got none, so their model_tests measures are missing \
+         and count at 0 (review); {unread} assertion lines could not be read and were skipped",
+        lines.len(),
+        lines.len() - with
+    )
+}
+
 /// One line per generation row: its answers' outcomes on the shown examples
-/// and the measures read from them.
+/// (and on the tests the model wrote) and the measures read from them.
 fn example_lines(
     config: &RunConfig,
     dataset: Dataset,
@@ -115,14 +167,77 @@ fn example_lines(
     let sandbox = task::sandbox_for(&pairs, limits, config.dataset.isolation)
         .map_err(|e| failed("examples", e))?;
     let borrowed: Vec<(&Problem, &str)> = pairs.iter().map(|(p, a)| (*p, a.as_str())).collect();
-    let outcomes = run_examples(&borrowed, sandbox.as_ref(), config.dataset.jobs)
-        .map_err(|e| failed("examples", e))?;
+    let jobs = config.dataset.jobs;
+    let outcomes =
+        run_examples(&borrowed, sandbox.as_ref(), jobs).map_err(|e| failed("examples", e))?;
+    let mut written = if config.generation.tests > 0 {
+        let read: Vec<WrittenTests> = rows
+            .iter()
+            .zip(&starts)
+            .map(|(row, &start)| row_tests(row, pairs[start].0, config.generation.tests))
+            .collect();
+        let on_written = run_written(&borrowed, &starts, &read, sandbox.as_ref(), jobs)?;
+        Some(read.into_iter().zip(on_written))
+    } else {
+        None
+    };
     let ends = starts.iter().skip(1).copied().chain([outcomes.len()]);
     Ok(rows
         .iter()
         .zip(starts.iter().copied().zip(ends))
-        .map(|(row, (start, end))| line(&row.id, &outcomes[start..end]))
+        .map(|(row, (start, end))| {
+            let mut line = line(&row.id, &outcomes[start..end]);
+            if let Some((read, outcomes)) = written.as_mut().and_then(Iterator::next) {
+                line.add_written(WrittenLine { read, outcomes });
+            }
+            line
+        })
         .collect())
+}
+
+/// The tests read from a row's test reply (none where it has no reply).
+fn row_tests(row: &GenerationRow, problem: &Problem, k: usize) -> WrittenTests {
+    row.tests_reply
+        .as_ref()
+        .map_or_else(WrittenTests::default, |reply| {
+            let cut = reply.finish_reason.as_deref() == Some("length");
+            read_tests(problem, &reply.text, cut, k)
+        })
+}
+
+/// Every answer (main and samples, as `row_answers` lists them) run on its
+/// row's written tests; each row's outcomes in the answers' order.
+fn run_written(
+    answers: &[(&Problem, &str)],
+    starts: &[usize],
+    tests: &[WrittenTests],
+    sandbox: Option<&crate::sandbox::Sandbox>,
+    jobs: usize,
+) -> Result<Vec<Vec<ExampleOutcome>>, PipelineError> {
+    let row_of = |answer: usize| starts.partition_point(|&start| start <= answer) - 1;
+    let checks: Vec<(&Problem, &str, &[Example])> = answers
+        .iter()
+        .enumerate()
+        .map(|(i, &(problem, answer))| (problem, answer, tests[row_of(i)].tests.as_slice()))
+        .collect();
+    let outcomes = run_checks(&checks, sandbox, jobs).map_err(|e| failed("examples", e))?;
+    let mut by_row = vec![Vec::new(); starts.len()];
+    for (i, outcome) in outcomes.into_iter().enumerate() {
+        by_row[row_of(i)].push(outcome);
+    }
+    Ok(by_row)
+}
+
+impl ExamplesLine {
+    /// The written tests' outcomes and the measures read from them.
+    fn add_written(&mut self, written: WrittenLine) {
+        let main = written.outcomes.first().and_then(ExampleOutcome::share);
+        let passes: Vec<Vec<bool>> = written.outcomes.iter().map(|o| o.passes.clone()).collect();
+        self.confidence.insert(MODEL_TESTS.to_owned(), main);
+        self.confidence
+            .insert(DUAL_AGREEMENT.to_owned(), dual_agreement(&passes));
+        self.written = Some(written);
+    }
 }
 
 /// A row's line from its main answer's outcome (first) and its samples'.
@@ -146,6 +261,7 @@ pub(crate) fn line(id: &str, outcomes: &[ExampleOutcome]) -> ExamplesLine {
         main: main.clone(),
         samples: samples.to_vec(),
         sandbox_seconds: outcomes.iter().map(|o| o.seconds).sum(),
+        written: None,
         confidence,
     }
 }
@@ -174,6 +290,12 @@ pub(super) fn merge_examples(
                 .sandbox_seconds
                 .insert(SPEC_EXAMPLES_SAMPLES.to_owned(), line.sandbox_seconds);
         }
+        if let Some(written) = &line.written {
+            let (main, all) = written.seconds();
+            let seconds = &mut generation.sandbox_seconds;
+            seconds.insert(MODEL_TESTS.to_owned(), main);
+            seconds.insert(DUAL_AGREEMENT.to_owned(), all);
+        }
     }
     Ok(())
 }
@@ -186,6 +308,7 @@ mod tests {
         ExampleOutcome {
             shown,
             passed,
+            passes: (0..shown).map(|i| i < passed).collect(),
             seconds: 0.5,
             first_failure: None,
         }

@@ -120,6 +120,14 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
     }
     // An instruct model answers a chat turn; a completion model continues text.
     let chat = config.prompt.style == Some(PromptStyle::Chat);
+    let tests = config.generation.tests > 0;
+    if tests {
+        // The test prompt is a prompt line's field: its text is an input.
+        inputs.push(hash_strings(&[include_str!(
+            "../../task/examples/written.rs"
+        )
+        .to_owned()]));
+    }
     let books_progress = books.on_progress;
     let outputs = ["problems.jsonl".to_owned(), "prompts.jsonl".to_owned()];
     books.stage("problems", &inputs, &outputs, 0, |dir| {
@@ -132,7 +140,7 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
         let mut prompt_lines = String::new();
         for problem in &problems {
             problem_lines += &(serde_json::to_string(problem).unwrap_or_default() + "\n");
-            let line = prompt_line(problem, chat);
+            let line = prompt_line(problem, chat, tests);
             prompt_lines += &(serde_json::to_string(&line).unwrap_or_default() + "\n");
         }
         write_atomic(&dir.join("problems.jsonl"), problem_lines.as_bytes())?;
@@ -142,8 +150,9 @@ fn problems(config: &RunConfig, dataset: Dataset, books: &mut Books) -> Result<(
 }
 
 /// A problem's prompt line: its prompt as a chat turn or as text to
-/// continue, and the fields later stages read.
-fn prompt_line(problem: &Problem, chat: bool) -> PromptLine {
+/// continue, and the fields later stages read; with `tests`, the text the
+/// model continues to write tests.
+fn prompt_line(problem: &Problem, chat: bool, tests: bool) -> PromptLine {
     let prompt = if chat {
         Prompt::Chat(vec![Message::new("user", problem.prompt.as_str())])
     } else {
@@ -166,6 +175,9 @@ fn prompt_line(problem: &Problem, chat: bool) -> PromptLine {
                 task::Oracle::Turbulence { round, .. } => Some(u64::from(round - 1)),
                 _ => None,
             },
+            test_prompt: tests
+                .then(|| task::examples::written::test_prompt(problem))
+                .flatten(),
             ..ItemFields::default()
         },
     }

@@ -49,6 +49,9 @@ pub struct ExampleOutcome {
     /// Examples the prompt shows.
     pub shown: usize,
     pub passed: usize,
+    /// Whether each example passed, in the examples' order.
+    #[serde(default)]
+    pub passes: Vec<bool>,
     /// Wall-clock seconds the answer's example programs took in the sandbox.
     pub seconds: f64,
     /// The first failing example's message, where one failed.
@@ -82,10 +85,24 @@ pub fn run_examples(
         .iter()
         .map(|(problem, _)| shown_examples(problem).examples)
         .collect();
-    let programs: Vec<String> = pairs
+    let checks: Vec<(&Problem, &str, &[Example])> = pairs
         .iter()
         .zip(&shown)
-        .flat_map(|((problem, answer), examples)| {
+        .map(|(&(problem, answer), examples)| (problem, answer, examples.as_slice()))
+        .collect();
+    run_checks(&checks, sandbox, jobs)
+}
+
+/// Runs each answer on the examples given with it (the prompt's, or tests
+/// the model wrote), as [`run_examples`] does.
+pub fn run_checks(
+    checks: &[(&Problem, &str, &[Example])],
+    sandbox: Option<&Sandbox>,
+    jobs: usize,
+) -> Result<Vec<ExampleOutcome>, JudgeError> {
+    let programs: Vec<String> = checks
+        .iter()
+        .flat_map(|(problem, answer, examples)| {
             examples
                 .iter()
                 .filter_map(|example| example_program(problem, answer, example))
@@ -93,16 +110,18 @@ pub fn run_examples(
         .collect();
     let borrowed: Vec<&str> = programs.iter().map(String::as_str).collect();
     let mut executions = run_each_once(&borrowed, sandbox, jobs)?.into_iter();
-    let outcomes = shown
+    let outcomes = checks
         .iter()
-        .map(|examples| {
+        .map(|(_, _, examples)| {
             let mut outcome = ExampleOutcome {
                 shown: examples.len(),
                 ..ExampleOutcome::default()
             };
             for execution in executions.by_ref().take(examples.len()) {
                 outcome.seconds += execution.wall.as_secs_f64();
-                if execution.ending == Ending::Finished {
+                let passed = execution.ending == Ending::Finished;
+                outcome.passes.push(passed);
+                if passed {
                     outcome.passed += 1;
                 } else if outcome.first_failure.is_none() {
                     outcome.first_failure =
