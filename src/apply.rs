@@ -227,8 +227,6 @@ pub fn check_model(calibrator: &Calibrator, table: &Table) -> Result<(), ApplyEr
     Ok(())
 }
 
-/// Each row's value of `measure`: its own column, or a key of the
-/// `confidence` or `reflective` object that `codecal generate` writes.
 /// Each row's combined confidence, from the values of every measure the
 /// combination was fitted on.
 fn combined_values(
@@ -248,6 +246,8 @@ fn combined_values(
         .collect())
 }
 
+/// Each row's value of `measure`: its own column, or a key of the
+/// `confidence` or `reflective` object that `codecal generate` writes.
 pub fn measure_values(table: &Table, measure: &str) -> Result<Vec<f64>, ApplyError> {
     let not_probability =
         |column: &crate::table::Column, row: usize, value: String| ApplyError::NotProbability {

@@ -242,7 +242,10 @@ pub struct Calibrator {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<Generator>,
     pub training: Training,
-    /// "out-of-fold" or "raw": the confidences the cutoffs were chosen on.
+    /// The confidences the cutoffs were chosen on: "raw" (the measure as
+    /// `apply` reads it), "held-out" (a learned combination's score from
+    /// the saved fit, on items it was not fitted on; compared as "raw") or
+    /// "out-of-fold" (calibrators before 0.1: the rescaled confidence).
     pub cutoffs_on: String,
     pub cutoffs: Cutoffs,
 }
@@ -394,9 +397,13 @@ impl Calibrator {
             }
             _ => {}
         }
-        if !matches!(calibrator.cutoffs_on.as_str(), "raw" | "out-of-fold") {
+        if !matches!(
+            calibrator.cutoffs_on.as_str(),
+            "raw" | "held-out" | "out-of-fold"
+        ) {
             return Err(invalid(format!(
-                "cutoffs_on is {:?}; codecal writes \"raw\" (or \"out-of-fold\" before 0.1)",
+                "cutoffs_on is {:?}; codecal writes \"raw\", \"held-out\" (a learned \
+                 combination's) or, before 0.1, \"out-of-fold\"",
                 calibrator.cutoffs_on
             )));
         }

@@ -4,7 +4,12 @@
 //! penalty on the weights, none on the intercept), fitted by exact Newton
 //! steps. [`out_of_fold`] predicts every item from a fit on the other folds
 //! only, so that the combination is compared with single measures on the
-//! same footing (issue "confidence from agreement", item 5).
+//! same footing (issue "confidence from agreement", item 5). [`held_out`]
+//! is what a run deploys: one fit on a third of the groups, and the other
+//! two thirds scored by exactly that fit, for the decision cutoffs to be
+//! tested on (issue "faithful, fourth pass", item 2): an out-of-fold score
+//! is not what `apply` computes, and a score from a fit on every item has
+//! seen the labels it would be tested against.
 //!
 //! Not a rescaler of one measure (`rescale`), and it chooses no folds: the
 //! caller passes the same `Folds` the calibration uses.
@@ -257,6 +262,59 @@ pub fn in_calibration_folds(
     ))
 }
 
+/// Parts the items are dealt into for [`held_out`]: the fit takes one, the
+/// test the rest. The fit has a handful of weights, so a third of the items
+/// fits them; the test, whose power grows with its items, keeps two thirds.
+pub const HELD_OUT_PARTS: usize = 3;
+
+/// The deployed combination and the items its cutoffs are tested on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldOut {
+    /// Fitted on the items outside `tested` only.
+    pub fit: Combination,
+    /// The tested items, ascending.
+    pub tested: Vec<usize>,
+    /// `fit`'s confidence for each tested item, in `tested`'s order: what
+    /// `apply` computes for them.
+    pub scores: Vec<f64>,
+}
+
+/// Fits the combination on one of [`HELD_OUT_PARTS`] parts of the items,
+/// dealt as the calibration's cross-validation deals folds (whole groups
+/// with `cv = "group"`), and scores the other parts with that fit. With
+/// `cv = "none"` (fit and evaluate on all items, for checks against other
+/// tools) the fit is on every item and every item is tested, as asked.
+pub fn held_out(
+    measures: &[String],
+    columns: &[Vec<f64>],
+    labels: &[bool],
+    groups: Option<&[String]>,
+    options: &CalibrateOptions,
+) -> Result<HeldOut, CombineError> {
+    let parts = cv::split(options.cv, HELD_OUT_PARTS, labels, groups, options.seed)?;
+    let params = CombineParams::default();
+    let (fit, mut tested) = if parts.in_sample {
+        let all: Vec<usize> = (0..labels.len()).collect();
+        (params.fit(measures, columns, labels)?, all)
+    } else {
+        let tested: Vec<usize> = parts.test[1..].iter().flatten().copied().collect();
+        (
+            params.fit_rows(measures, columns, labels, &parts.test[0])?,
+            tested,
+        )
+    };
+    tested.sort_unstable();
+    let scores = tested
+        .iter()
+        .map(|&i| fit.predict(&columns.iter().map(|c| c[i]).collect::<Vec<_>>()))
+        .collect();
+    Ok(HeldOut {
+        fit,
+        tested,
+        scores,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +374,38 @@ mod tests {
             )
             .unwrap();
         assert_eq!(oof[3], Some(first_half.predict(&[x[3]])));
+    }
+
+    #[test]
+    fn the_held_out_fit_never_sees_a_tested_item_and_scores_them_as_deployed() {
+        let n = 60;
+        let x: Vec<f64> = (0..n).map(|i| ((i * 37) % 60) as f64 / 60.0).collect();
+        let y: Vec<bool> = (0..n).map(|i| ((i * 37) % 60) > 25 || i % 7 == 0).collect();
+        let groups: Vec<String> = (0..n).map(|i| format!("g{}", i / 2)).collect();
+        let names = vec!["x".to_owned()];
+        let options = CalibrateOptions {
+            cv: cv::CvStrategy::Group,
+            ..CalibrateOptions::default()
+        };
+        let columns = std::slice::from_ref(&x);
+        let held = held_out(&names, columns, &y, Some(&groups), &options).unwrap();
+        assert!(
+            held.tested.len() >= 36 && held.tested.len() <= 42,
+            "{}",
+            held.tested.len()
+        );
+        let fitted: Vec<usize> = (0..n).filter(|i| !held.tested.contains(i)).collect();
+        // The fit is the fit on the other items alone.
+        let refit = CombineParams::default()
+            .fit_rows(&names, columns, &y, &fitted)
+            .unwrap();
+        assert_eq!(held.fit, refit);
+        // No group is on both sides.
+        for &i in &held.tested {
+            assert!(fitted.iter().all(|&j| groups[j] != groups[i]));
+        }
+        for (&i, &score) in held.tested.iter().zip(&held.scores) {
+            assert_eq!(score, held.fit.predict(&[x[i]]));
+        }
     }
 }

@@ -214,6 +214,10 @@ pub struct CalibrationReport {
     /// the deployed rule compares; earlier calibrators said "out-of-fold").
     pub cutoffs_on: &'static str,
     pub cutoffs: Cutoffs,
+    /// The items the cutoffs were tested on (indices into the data), where
+    /// not every item: a learned combination's held-out items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tested_items: Option<Vec<usize>>,
     /// The same targets under every other procedure, on the same items, for
     /// comparison only (the report's table and figure).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -332,6 +336,7 @@ pub fn calibrate(
         final_multicalibration,
         multicalibration,
         cutoffs_on,
+        tested_items: None,
         cutoffs,
         other_procedures,
         bins: options.bins.count,

@@ -146,6 +146,43 @@ pub(super) fn raw_side(
     })
 }
 
+impl super::CalibrationReport {
+    /// Cutoffs tested afresh on `confidence`, the scores the deployed rule
+    /// computes for items its fit never saw, in place of those chosen on
+    /// the report's own confidences (which, for a learned combination, are
+    /// out of fold: not what is deployed).
+    /// `tested` are the items' indices in the report's data.
+    pub fn test_on_held_out(
+        &mut self,
+        tested: &[usize],
+        confidence: &[f64],
+        correct: &[bool],
+        options: &CalibrateOptions,
+    ) -> Result<(), CalibrateError> {
+        let (cutoffs, other_procedures) = tested_cutoffs(confidence, correct, options)?;
+        self.tested_items = Some(tested.to_vec());
+        self.cutoffs = cutoffs;
+        self.other_procedures = other_procedures;
+        super::mark_calibrated_cutoffs(&mut self.cutoffs, self.final_fit.as_ref());
+        self.cutoffs_on = "held-out";
+        Ok(())
+    }
+}
+
+/// The cutoffs of the chosen procedure and of the others on `confidence`
+/// as given: the scores a deployed rule computes for items its fit never
+/// saw (a learned combination's held-out items).
+pub(crate) fn tested_cutoffs(
+    confidence: &[f64],
+    correct: &[bool],
+    options: &CalibrateOptions,
+) -> Result<(Cutoffs, Vec<Cutoffs>), CalibrateError> {
+    raw_cutoffs(
+        &RankedItems::new(confidence, correct, options.seed),
+        options,
+    )
+}
+
 /// The cutoffs of the chosen procedure and of the others, on the raw
 /// confidence, the one the deployed rule compares: the validated rule is
 /// the deployed rule, whatever the rescaler. One ranking serves them all.

@@ -118,8 +118,9 @@ pub(crate) fn decision_table(key: &[&str], rows: &[CellRow], rules: &[RuleRow]) 
         file: "decisions".into(),
         title: format!(
             "Decisions: what is accepted with a precision guarantee at δ = {delta}, most first \
-             (cutoffs by Learn-then-Test, {procedure}; fixed rules by one exact binomial test \
-             each); then the targets at which nothing is certified (review all)"
+             (cutoffs by Learn-then-Test, {procedure}, a learned combination's on the items its \
+             deployed fit did not see, 'held-out'; fixed rules by one exact binomial test each); \
+             then the targets at which nothing is certified (review all)"
         ),
         header: header(
             key,
@@ -199,6 +200,7 @@ pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
                 who: format!("{} (cutoff {t:.2})", row.key.join(" ")),
                 decided: c.decided,
                 items: row.report.cutoffs.items,
+                held_out: row.report.cutoffs_on == "held-out",
                 precision,
                 p: tested_p_value(c, t),
             });
@@ -212,16 +214,18 @@ pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
                 who: format!("{} ({measure} ≥ {at_least})", rule.key.join(" ")),
                 decided: test.accepted,
                 items: test.items,
+                held_out: false,
                 precision: test.realised_precision().unwrap_or_default(),
                 p: test.p_value,
             });
         }
     }
-    // Per target, the first of those that accept the most.
+    // Per target, the first of those that accept the largest share (a
+    // learned combination is tested on its held-out items only).
     let mut best: Vec<Accepted> = Vec::new();
     for offer in offers {
         match best.iter_mut().find(|b| b.target == offer.target) {
-            Some(b) if b.decided >= offer.decided => {}
+            Some(b) if b.share() >= offer.share() => {}
             Some(b) => *b = offer,
             None => best.push(offer),
         }
@@ -234,12 +238,13 @@ pub(super) fn accepted_note(rows: &[CellRow], rules: &[RuleRow]) -> String {
         .iter()
         .map(|a| {
             format!(
-                "at precision {}, {} accepts {} of {} ({:.0}%; realised precision {:.3}, p = {:.4})",
+                "at precision {}, {} accepts {} of {}{} ({:.0}%; realised precision {:.3}, p = {:.4})",
                 a.target,
                 a.who,
                 a.decided,
                 a.items,
-                100.0 * a.decided as f64 / a.items as f64,
+                if a.held_out { " held-out items" } else { "" },
+                100.0 * a.share(),
                 a.precision,
                 a.p
             )
@@ -261,6 +266,14 @@ struct Accepted {
     items: usize,
     precision: f64,
     p: f64,
+    /// Tested on a learned combination's held-out items, not all of them.
+    held_out: bool,
+}
+
+impl Accepted {
+    fn share(&self) -> f64 {
+        self.decided as f64 / self.items.max(1) as f64
+    }
 }
 
 fn capitalise(text: &str) -> String {

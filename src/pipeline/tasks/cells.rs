@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::columns::{
     ASK_TRUE, ASK_TRUE_NORMALIZED, AnswerMeasures, Column, answer_token_measures,
-    combination_column, measure_column,
+    combination_column, held_out_data, measure_column,
 };
 use super::oyster::oyster_calibration;
 use super::read_problems;
@@ -18,7 +18,7 @@ use super::turbulence;
 use crate::artifact::{create_dir, write_atomic};
 use crate::calibrate::BinSpec;
 use crate::calibrate::calibrator::{Generator, LabelDefinition};
-use crate::calibrate::combine::Combination;
+use crate::calibrate::combine::{Combination, HeldOut};
 use crate::calibrate::cutoffs::rule::FixedRule;
 use crate::calibrate::{CalibrateOptions, CalibrationData, CalibrationReport, Evaluation};
 use crate::confidence::agreement::CODE_MEASURES;
@@ -240,9 +240,9 @@ impl RunCells<'_> {
         let mut seen: BTreeMap<String, CalibrationData> = BTreeMap::new();
         let mut combination_fit: Option<Combination> = None;
         for measure in &self.measures {
-            let (mut column, combination) = if measure == COMBINATION {
+            let (mut column, held) = if measure == COMBINATION {
                 match combination_column(&config.calibration.combine, &seen, &self.options) {
-                    Ok((column, fit)) => (column, Some(fit)),
+                    Ok((column, held)) => (column, Some(held)),
                     Err(e) => {
                         out.notes
                             .push(format!("{label} {COMBINATION}: not made ({e})"));
@@ -260,12 +260,18 @@ impl RunCells<'_> {
                 );
                 (column, None)
             };
-            seen.insert(measure.clone(), column.data.clone());
+            // A rule on the combination is tested where its cutoffs are:
+            // on the held-out items, scored by the deployed fit.
+            let tested = match &held {
+                Some(held) => held_out_data(&column.data, held),
+                None => column.data.clone(),
+            };
+            seen.insert(measure.clone(), tested);
             column.data.features = features.clone();
-            if combination.is_some() {
-                combination_fit.clone_from(&combination);
+            if let Some(held) = &held {
+                combination_fit = Some(held.fit.clone());
             }
-            let cell = self.cell(&answers, measure, &column, combination, out, turbulence)?;
+            let cell = self.cell(&answers, measure, &column, held.as_ref(), out, turbulence)?;
             out.cells.push(cell);
         }
         for rule in &config.calibration.rules {
@@ -318,25 +324,40 @@ impl RunCells<'_> {
     }
 
     /// One cell: calibrated (raw where rescaling cannot be had), rescaled
-    /// again with the Oyster's Eq. 4, and its files written.
+    /// again with the Oyster's Eq. 4, and its files written. A learned
+    /// combination's cutoffs are tested on its held-out items with the fit
+    /// it deploys, so `apply` with its calibrator accepts on those items
+    /// exactly what was tested.
     fn cell(
         &self,
         answers: &Answers,
         measure: &str,
         column: &Column,
-        combination: Option<Combination>,
+        held: Option<&HeldOut>,
         out: &mut Gathered,
         turbulence: &mut Turbulence,
     ) -> Result<Cell, PipelineError> {
         let (label, notes) = (answers.label, &mut out.notes);
         let data = &column.data;
-        let report = calibrate_or_raw(
+        let mut report = calibrate_or_raw(
             data,
             &self.options,
             notes,
             label,
             &format!("{label} {measure}"),
         )?;
+        if let Some(held) = held {
+            let tested = held_out_data(data, held);
+            report
+                .test_on_held_out(
+                    &held.tested,
+                    &tested.confidence,
+                    &tested.correct,
+                    &self.options,
+                )
+                .map_err(|e| crate::pipeline::artifacts::failed("calibrate", e))?;
+        }
+        let combination = held.map(|h| h.fit.clone());
         let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
         let dataset_name = dataset_dir(self.dataset);
         let files = cell_files(&dataset_name, answers, measure, measure);

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::calibrate::combine::{Combination, in_calibration_folds};
+use crate::calibrate::combine::{HeldOut, held_out, in_calibration_folds};
 use crate::calibrate::{CalibrateOptions, CalibrationData};
 use crate::confidence::length::LengthBaseline;
 use crate::confidence::reflective::Measure;
@@ -75,12 +75,14 @@ pub(super) enum CombinationError {
 
 /// The learned combination of the `combine` measures (already calibrated
 /// in `seen`): its out-of-fold confidences in the calibration's own folds,
-/// on the items and labels of the main answer, and its final fit.
+/// on the items and labels of the main answer (for the tables, beside the
+/// single measures), and the fit it deploys with the held-out items its
+/// cutoffs are tested on (`combine::held_out`).
 pub(super) fn combination_column(
     combine: &[String],
     seen: &BTreeMap<String, CalibrationData>,
     options: &CalibrateOptions,
-) -> Result<(Column, Combination), CombinationError> {
+) -> Result<(Column, HeldOut), CombinationError> {
     let named: Vec<&CalibrationData> = combine
         .iter()
         .map(|m| {
@@ -90,20 +92,32 @@ pub(super) fn combination_column(
         .collect::<Result<_, _>>()?;
     let first = named[0];
     let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
-    let (confidence, fit) = in_calibration_folds(
-        combine,
-        &columns,
-        &first.correct,
-        first.groups.as_deref(),
-        options,
-    )?;
+    let groups = first.groups.as_deref();
+    let (confidence, _) = in_calibration_folds(combine, &columns, &first.correct, groups, options)?;
+    let held = held_out(combine, &columns, &first.correct, groups, options)?;
     let data = CalibrationData {
         confidence,
         target: None,
         features: Vec::new(),
         ..first.clone()
     };
-    Ok((Column { data, missing: 0 }, fit))
+    Ok((Column { data, missing: 0 }, held))
+}
+
+/// The held-out items of `data` with their deployed scores: what a fixed
+/// rule on the combination is tested on.
+pub(super) fn held_out_data(data: &CalibrationData, held: &HeldOut) -> CalibrationData {
+    let pick = |i: &usize| data.correct[*i];
+    CalibrationData {
+        confidence: held.scores.clone(),
+        correct: held.tested.iter().map(pick).collect(),
+        groups: data
+            .groups
+            .as_ref()
+            .map(|g| held.tested.iter().map(|&i| g[i].clone()).collect()),
+        target: None,
+        features: Vec::new(),
+    }
 }
 
 /// Whether the answer `measure` speaks of was right. "Open the Oyster"
