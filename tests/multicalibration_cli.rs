@@ -153,10 +153,11 @@ fn group_features_without_multicalibration_are_refused() {
 }
 
 /// Issue "multicalibration", item 4: with `--by`, a multicalibrated
-/// calibrator's per-group cutoffs are chosen on the multicalibrated
-/// out-of-fold confidences and saved as such (`cutoffs_on = "out-of-fold"`),
-/// and `apply` compares each item's multicalibrated confidence with its
-/// group's cutoff; a Platt calibrator keeps them on the raw confidence.
+/// calibrator's per-group cutoffs compare the multicalibrated confidence
+/// (since issue "faithful, fourth pass", tested on items the saved map was
+/// not fitted on: `cutoffs_on = "held-out-calibrated"`), and `apply`
+/// compares each item's multicalibrated confidence with its group's cutoff;
+/// a Platt calibrator keeps them on the raw confidence.
 #[test]
 fn per_group_cutoffs_follow_the_multicalibrated_confidence() {
     let dir = tempfile::tempdir().unwrap();
@@ -193,7 +194,7 @@ fn per_group_cutoffs_follow_the_multicalibrated_confidence() {
         "multicalibrated.json",
     );
     let calibrator = Calibrator::load(&saved).unwrap();
-    assert_eq!(calibrator.cutoffs_on, "out-of-fold");
+    assert_eq!(calibrator.cutoffs_on, "held-out-calibrated");
     let by = calibrator
         .cutoffs
         .groups

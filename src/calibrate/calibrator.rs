@@ -244,8 +244,10 @@ pub struct Calibrator {
     pub training: Training,
     /// The confidences the cutoffs were chosen on: "raw" (the measure as
     /// `apply` reads it), "held-out" (a learned combination's score from
-    /// the saved fit, on items it was not fitted on; compared as "raw") or
-    /// "out-of-fold" (calibrators before 0.1: the rescaled confidence).
+    /// the saved fit, on items it was not fitted on; compared as "raw"),
+    /// "held-out-calibrated" (the saved map's multicalibrated confidence, on
+    /// items it was not fitted on) or "out-of-fold" (calibrators before 0.1:
+    /// the rescaled confidence).
     pub cutoffs_on: String,
     pub cutoffs: Cutoffs,
 }
@@ -399,11 +401,12 @@ impl Calibrator {
         }
         if !matches!(
             calibrator.cutoffs_on.as_str(),
-            "raw" | "held-out" | "out-of-fold"
+            "raw" | "held-out" | "held-out-calibrated" | "out-of-fold"
         ) {
             return Err(invalid(format!(
                 "cutoffs_on is {:?}; codecal writes \"raw\", \"held-out\" (a learned \
-                 combination's) or, before 0.1, \"out-of-fold\"",
+                 combination's), \"held-out-calibrated\" (multicalibrated per-group cutoffs) \
+                 or, before 0.1, \"out-of-fold\"",
                 calibrator.cutoffs_on
             )));
         }
@@ -496,7 +499,7 @@ impl Calibrator {
     }
 
     fn decide(&self, p: f64, calibrated: f64, accept: &Cutoff, reject: Option<&Cutoff>) -> Applied {
-        let compared = if self.cutoffs_on == "out-of-fold" {
+        let compared = if self.compares_calibrated() {
             calibrated
         } else {
             p
@@ -505,6 +508,17 @@ impl Calibrator {
             calibrated,
             decision: cutoffs::decide(accept, reject, compared),
         }
+    }
+
+    /// Whether the cutoffs compare an item's calibrated confidence rather
+    /// than its raw one: multicalibrated per-group cutoffs, tested on
+    /// held-out items through the saved map (or, in calibrators before 0.1,
+    /// chosen out of fold).
+    pub fn compares_calibrated(&self) -> bool {
+        matches!(
+            self.cutoffs_on.as_str(),
+            "held-out-calibrated" | "out-of-fold"
+        )
     }
 
     /// The column whose value picks an item's own cutoffs, if any.

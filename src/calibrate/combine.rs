@@ -262,11 +262,6 @@ pub fn in_calibration_folds(
     ))
 }
 
-/// Parts the items are dealt into for [`held_out`]: the fit takes one, the
-/// test the rest. The fit has a handful of weights, so a third of the items
-/// fits them; the test, whose power grows with its items, keeps two thirds.
-pub const HELD_OUT_PARTS: usize = 3;
-
 /// The deployed combination and the items its cutoffs are tested on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeldOut {
@@ -279,11 +274,8 @@ pub struct HeldOut {
     pub scores: Vec<f64>,
 }
 
-/// Fits the combination on one of [`HELD_OUT_PARTS`] parts of the items,
-/// dealt as the calibration's cross-validation deals folds (whole groups
-/// with `cv = "group"`), and scores the other parts with that fit. With
-/// `cv = "none"` (fit and evaluate on all items, for checks against other
-/// tools) the fit is on every item and every item is tested, as asked.
+/// Fits the combination on one part of the items (`cv::held_out`: whole
+/// groups with `cv = "group"`) and scores the others with that fit.
 pub fn held_out(
     measures: &[String],
     columns: &[Vec<f64>],
@@ -291,19 +283,8 @@ pub fn held_out(
     groups: Option<&[String]>,
     options: &CalibrateOptions,
 ) -> Result<HeldOut, CombineError> {
-    let parts = cv::split(options.cv, HELD_OUT_PARTS, labels, groups, options.seed)?;
-    let params = CombineParams::default();
-    let (fit, mut tested) = if parts.in_sample {
-        let all: Vec<usize> = (0..labels.len()).collect();
-        (params.fit(measures, columns, labels)?, all)
-    } else {
-        let tested: Vec<usize> = parts.test[1..].iter().flatten().copied().collect();
-        (
-            params.fit_rows(measures, columns, labels, &parts.test[0])?,
-            tested,
-        )
-    };
-    tested.sort_unstable();
+    let (fitted, tested) = cv::held_out(options.cv, labels, groups, options.seed)?;
+    let fit = CombineParams::default().fit_rows(measures, columns, labels, &fitted)?;
     let scores = tested
         .iter()
         .map(|&i| fit.predict(&columns.iter().map(|c| c[i]).collect::<Vec<_>>()))

@@ -128,6 +128,33 @@ pub fn split(
 }
 
 /// numpy's `array_split` of `order` into `k` parts.
+/// Parts the items are dealt into for a held-out fit: the fit takes one,
+/// the test the rest. A rescaler or a learned combination has a handful of
+/// parameters, so a third of the items fits them; the test, whose power
+/// grows with its items, keeps two thirds.
+pub const HELD_OUT_PARTS: usize = 3;
+
+/// The items a deployed map is fitted on and the items its cutoffs are
+/// tested on, dealt as [`split`] deals folds (whole groups with
+/// [`CvStrategy::Group`]): one part of [`HELD_OUT_PARTS`] and the rest, each
+/// ascending. With [`CvStrategy::None`] (fit and evaluate on every item, for
+/// checks against other tools) both are every item, as asked.
+pub fn held_out(
+    strategy: CvStrategy,
+    labels: &[bool],
+    groups: Option<&[String]>,
+    seed: u64,
+) -> Result<(Vec<usize>, Vec<usize>), CvError> {
+    let parts = split(strategy, HELD_OUT_PARTS, labels, groups, seed)?;
+    if parts.in_sample {
+        let all: Vec<usize> = (0..labels.len()).collect();
+        return Ok((all.clone(), all));
+    }
+    let mut tested: Vec<usize> = parts.test[1..].concat();
+    tested.sort_unstable();
+    Ok((parts.test[0].clone(), tested))
+}
+
 fn contiguous_folds(order: &[usize], k: usize) -> Vec<Vec<usize>> {
     let (base, extra) = (order.len() / k, order.len() % k);
     let mut start = 0;

@@ -7,10 +7,11 @@
 //! What it is not: where the group columns come from. Reading them from a
 //! table, and refusing an empty group with its line, is the caller's.
 
+use super::sides::held_out_map;
 use super::subgroups::{Subgroups, subgroups};
 use super::{
     CalibrateError, CalibrateOptions, CalibrationData, CalibrationReport, calibrate,
-    mark_calibrated_cutoffs, mark_cutoffs,
+    checked_params, cv, mark_calibrated_cutoffs, mark_cutoffs,
 };
 
 /// One column of group labels, one per item.
@@ -109,11 +110,14 @@ fn group_tables(
 /// Gives the report one set of cutoffs per group of `column` (Mondrian),
 /// chosen with the same procedure on each group's confidences, beside the
 /// pooled ones. `labels` holds each item's group. The confidences are the
-/// raw ones, except where the report is multicalibrated: then they are the
-/// multicalibrated out-of-fold confidences (issue "multicalibration", item
-/// 4), which is what the group patches make of each item, and the report's
-/// cutoffs are marked `out-of-fold`, so that `apply` compares an item's
-/// multicalibrated confidence with them. Items no fold tested are left out.
+/// raw ones, except where the report is multicalibrated: then the cutoffs
+/// compare the multicalibrated confidence, which a map fitted on the labels
+/// makes, so they are tested where the deployed map never saw a label
+/// (issue "faithful, fourth pass", item 1): the rescaler and its patches
+/// are fitted on one part of the items (`cv::held_out`), the cutoffs tested
+/// on the other parts through that map, and that map is the one saved
+/// (`cutoffs_on = "held-out-calibrated"`), so `apply` on the tested items
+/// accepts, group by group, exactly what was tested.
 pub fn choose_cutoffs_by_group(
     report: &mut CalibrationReport,
     data: &CalibrationData,
@@ -121,32 +125,37 @@ pub fn choose_cutoffs_by_group(
     column: &str,
     labels: &[String],
 ) -> Result<(), CalibrateError> {
-    let multicalibrated = report.multicalibration.is_some();
-    let mut confidence = Vec::with_capacity(labels.len());
-    let mut correct = Vec::with_capacity(labels.len());
-    let mut groups = Vec::with_capacity(labels.len());
-    for (i, label) in labels.iter().enumerate() {
-        let p = match multicalibrated {
-            true => report.out_of_fold_confidence[i],
-            false => Some(data.confidence[i]),
-        };
-        if let Some(p) = p {
-            confidence.push(p);
-            correct.push(data.correct[i]);
-            groups.push(label.clone());
+    let params = checked_params(data, options)?;
+    let held = match (&params, report.multicalibration.is_some()) {
+        (Some(params), true) => {
+            let groups = data.groups.as_deref();
+            let (fitted, tested) = cv::held_out(options.cv, &data.correct, groups, options.seed)?;
+            let map = held_out_map(data, params, options, &fitted, &tested)?;
+            Some((tested, map))
         }
-    }
+        _ => None,
+    };
+    let (items, confidence): (Vec<usize>, Vec<f64>) = match &held {
+        Some((tested, map)) => (tested.clone(), map.confidence.clone()),
+        None => ((0..data.len()).collect(), data.confidence.clone()),
+    };
+    let correct: Vec<bool> = items.iter().map(|&i| data.correct[i]).collect();
+    let groups: Vec<String> = items.iter().map(|&i| labels[i].clone()).collect();
     let mut cutoffs = options.cutoffs.with_seed(options.seed).fit_by_group(
         column,
         &confidence,
         &correct,
         &groups,
     )?;
-    if multicalibrated {
-        mark_cutoffs(&mut cutoffs, |t| t);
-        report.cutoffs_on = "out-of-fold";
-    } else {
-        mark_calibrated_cutoffs(&mut cutoffs, report.final_fit.as_ref());
+    match held {
+        Some((tested, map)) => {
+            mark_cutoffs(&mut cutoffs, |t| t);
+            report.final_fit = Some(map.rescaler);
+            report.final_multicalibration = map.multicalibration;
+            report.cutoffs_on = "held-out-calibrated";
+            report.tested_items = Some(tested);
+        }
+        None => mark_calibrated_cutoffs(&mut cutoffs, report.final_fit.as_ref()),
     }
     report.cutoffs = cutoffs;
     Ok(())

@@ -417,7 +417,7 @@ fn rescaled_warnings(items: usize, untested_items: usize, bucket_collapse: bool)
 }
 
 /// The rescaler's parameters, after checking that `data` and `options` can be calibrated.
-fn checked_params(
+pub(crate) fn checked_params(
     data: &CalibrationData,
     options: &CalibrateOptions,
 ) -> Result<Option<RescalerParams>, CalibrateError> {

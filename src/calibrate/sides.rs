@@ -321,6 +321,48 @@ fn rescale_out_of_fold(
 type Predicted = (usize, (f64, f64));
 
 /// Multicalibration on `items` after `rescaler`, from their rescaler inputs.
+/// A rescaler and its multicalibration fitted on `fitted` items only, and
+/// each `tested` item's confidence through them: what a calibrator saved
+/// from the two computes for it.
+pub(crate) struct HeldOutMap {
+    pub(crate) rescaler: Rescaler,
+    pub(crate) multicalibration: Option<Multicalibrated>,
+    pub(crate) confidence: Vec<f64>,
+}
+
+pub(crate) fn held_out_map(
+    data: &CalibrationData,
+    params: &RescalerParams,
+    options: &CalibrateOptions,
+    fitted: &[usize],
+    tested: &[usize],
+) -> Result<HeldOutMap, CalibrateError> {
+    let inputs = params.inputs(&data.confidence);
+    let fit_inputs: Vec<f64> = fitted.iter().map(|&i| inputs[i]).collect();
+    let labels: Vec<bool> = fitted.iter().map(|&i| data.correct[i]).collect();
+    let rescaler = params
+        .fit_inputs(&fit_inputs, &labels)
+        .map_err(CalibrateError::FinalFit)?;
+    let multicalibration = options
+        .multicalibration
+        .as_ref()
+        .map(|mc| multicalibrate(mc, &rescaler, &inputs, data, fitted));
+    let confidence = tested
+        .iter()
+        .map(|&i| {
+            let base = rescaler.predict_input(inputs[i]);
+            multicalibration
+                .as_ref()
+                .map_or(base, |m| m.predict(base, &data.features, i))
+        })
+        .collect();
+    Ok(HeldOutMap {
+        rescaler,
+        multicalibration,
+        confidence,
+    })
+}
+
 fn multicalibrate(
     params: &MulticalibrationParams,
     rescaler: &Rescaler,

@@ -126,7 +126,7 @@ fn why_no_cutoff(row: &CellRow) -> Option<String> {
         return None;
     }
     let curve = match report.cutoffs_on {
-        "out-of-fold" => report.risk_coverage.rescaled.as_ref()?,
+        "out-of-fold" | "held-out-calibrated" => report.risk_coverage.rescaled.as_ref()?,
         _ => &report.risk_coverage.raw,
     };
     let (alpha, delta, items) = (
