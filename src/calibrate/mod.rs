@@ -314,6 +314,9 @@ pub fn calibrate(
         untested_items,
         bucket_collapse,
     ));
+    if let Some(warning) = few_groups_warning(data, options).filter(|_| rescaled.is_some()) {
+        warnings.push(warning);
+    }
     let (raw, rescaled, reliability, risk_coverage, smooth_reliability) =
         split_sides(raw, rescaled);
     let out_of_fold_confidence = spread(data.len(), out_of_fold.as_ref());
@@ -414,6 +417,31 @@ fn rescaled_warnings(items: usize, untested_items: usize, bucket_collapse: bool)
         ));
     }
     warnings
+}
+
+/// Below this many groups, group cross-validation's folds are too few and
+/// too uneven for the rescaled numbers to mean much.
+pub const FEW_GROUPS: usize = 20;
+
+/// With group cross-validation over fewer than [`FEW_GROUPS`] groups, each
+/// fold's base rate is pulled away from its training folds' (a group left
+/// out takes its successes with it), so the rescaled confidences are
+/// anti-correlated with the labels across folds and the rescaled AUC can
+/// fall below 0.5 (the 10 Turbulence questions show it).
+fn few_groups_warning(data: &CalibrationData, options: &CalibrateOptions) -> Option<String> {
+    let groups = data.groups.as_ref()?;
+    if options.cv != cv::CvStrategy::Group {
+        return None;
+    }
+    let distinct: std::collections::BTreeSet<&String> = groups.iter().collect();
+    (distinct.len() < FEW_GROUPS).then(|| {
+        format!(
+            "few groups: only {} groups for group cross-validation (fewer than {FEW_GROUPS}), so \
+             each fold's base rate is pulled against its training folds' and the rescaled \
+             numbers (AUC can fall below 0.5) say little; read the raw ones",
+            distinct.len()
+        )
+    })
 }
 
 /// The rescaler's parameters, after checking that `data` and `options` can be calibrated.

@@ -185,3 +185,30 @@ fn group_bootstrap_resamples_whole_groups() {
     let err = calibrate(&without_groups, &options(true)).unwrap_err();
     assert!(matches!(err, CalibrateError::BootstrapGroupsRequired));
 }
+
+/// Issue "faithful, fourth pass", item 4: group cross-validation over fewer
+/// than `FEW_GROUPS` groups says its rescaled numbers say little; over more,
+/// or with item folds, it says nothing.
+#[test]
+fn few_groups_are_warned_of_under_group_cross_validation() {
+    let n = 200;
+    let data = |groups: usize| CalibrationData {
+        confidence: (0..n).map(|i| (i % 50) as f64 / 50.0).collect(),
+        correct: (0..n).map(|i| (i * 7) % 10 < 6).collect(),
+        groups: Some((0..n).map(|i| format!("g{}", i % groups)).collect()),
+        target: None,
+        features: Vec::new(),
+    };
+    let warned = |groups: usize, cv: CvStrategy| {
+        let options = CalibrateOptions {
+            cv,
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&data(groups), &options).unwrap();
+        report.warnings.iter().any(|w| w.starts_with("few groups"))
+    };
+    assert!(warned(10, CvStrategy::Group));
+    assert!(!warned(25, CvStrategy::Group));
+    assert!(!warned(10, CvStrategy::Kfold));
+}

@@ -20,9 +20,12 @@
 //!   so that a long answer is not down-weighted for its length);
 //! - for summaries, the mean pairwise similarity of the samples (a
 //!   kernel-style semantic consistency), the greedy summary's mean
-//!   similarity to them, and semantic entropy over clusters made by Kuhn et
-//!   al.'s rule (a sample joins the first cluster whose first member it is
-//!   similar to).
+//!   similarity to them, and the discrete semantic entropy of Farquhar et
+//!   al. (2024: cluster counts, not Kuhn et al.'s sums of sequence
+//!   probabilities) over clusters made by Kuhn et al.'s greedy rule (a
+//!   sample joins the first cluster whose first member it is similar to),
+//!   similar meaning a cosine similarity above a cut rather than their
+//!   bidirectional entailment.
 
 /// The agreement measures of code answers, in output order.
 pub const CODE_MEASURES: [&str; 4] = [
@@ -204,7 +207,8 @@ pub struct SemanticAgreement {
     pub consistency: f64,
     /// Mean `cosine01` of the greedy summary with each sample.
     pub greedy_similarity: f64,
-    /// Cluster sizes at the cut (Kuhn et al.'s first-member rule).
+    /// Cluster sizes at the cut (Kuhn et al.'s first-member rule), for the
+    /// discrete semantic entropy (Farquhar et al. 2024).
     pub sizes: Vec<usize>,
 }
 

@@ -60,8 +60,9 @@ pub(crate) fn calibrate_options(config: &RunConfig) -> Result<CalibrateOptions, 
 /// Calibrates a cell; where rescaling cannot be had (a training fold with
 /// one class, a confidence that does not vary), keeps the raw numbers and
 /// says so in `notes` as "`subject`: not rescaled (why)". A warning that the
-/// cell's items are all of one class (so no skill score and no rescaled row)
-/// becomes a note "`model`: warning", said once however many cells share it.
+/// cell's items are all of one class (so no skill score and no rescaled row),
+/// or that its groups are too few for group cross-validation, becomes a note
+/// "`model`: warning", said once however many cells share it.
 pub(crate) fn calibrate_or_raw(
     data: &CalibrationData,
     options: &CalibrateOptions,
@@ -71,7 +72,8 @@ pub(crate) fn calibrate_or_raw(
 ) -> Result<CalibrationReport, PipelineError> {
     match calibrate(data, options) {
         Ok(report) => {
-            for warning in report.warnings.iter().filter(|w| w.starts_with("all ")) {
+            let said_once = |w: &&String| w.starts_with("all ") || w.starts_with("few groups");
+            for warning in report.warnings.iter().filter(said_once) {
                 let note = format!("{model}: {warning}");
                 if !notes.contains(&note) {
                     notes.push(note);
