@@ -157,15 +157,17 @@ fn a_sample_that_never_ends_or_touches_files_is_contained_and_alone() {
     );
     assert!(!std::path::Path::new("/codecal-probe-was-here").exists());
     // The good answers agree, and nothing else joins them; the two that
-    // ran out of time share the key of how they ended.
+    // ran out of time are each a cluster of their own (issue "faithful,
+    // fourth pass", item 3: failing alike is not agreeing).
     assert_eq!(keys[0], keys[6]);
-    assert_eq!(sizes(&keys), vec![2, 1, 2, 1, 1]);
+    assert_eq!(sizes(&keys), vec![2, 1, 1, 1, 1, 1]);
     // Each stopped call is a `!timeout`; the program still reports.
     let looping: Vec<String> = serde_json::from_str(&keys[1]).expect("per-call timeouts reported");
     assert_eq!(looping.len(), 4);
     assert!(looping.windows(2).all(|w| w[0] == w[1]), "{looping:?}");
-    assert_eq!(keys[2], "timed-out");
-    assert_eq!(keys[3], "timed-out");
+    assert!(keys[2].starts_with("timed-out #"), "{keys:?}");
+    assert!(keys[3].starts_with("timed-out #"), "{keys:?}");
+    assert_ne!(keys[2], keys[3]);
     // The file answers ran and reported an exception on every call.
     for file_answer in [&keys[4], &keys[5]] {
         let digests: Vec<String> = serde_json::from_str(file_answer).expect("it reported");

@@ -18,6 +18,7 @@ import copy
 import io
 import importlib.util
 import json
+import types
 import pathlib
 import random
 import sys
@@ -100,9 +101,10 @@ def check(question, instances, fuzz):
 def judged(question, instances, fuzz):
     """Runs codecal's judge (src/task/turbulence/judge.py) in this process on
     every instance: correct_answer must pass, wrong_answer must not."""
-    spec = importlib.util.spec_from_file_location("turbulence_judge", HERE.parent / "src/task/turbulence/judge.py")
-    judge = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judge)
+    # The program the sandbox runs: the canonical text of values, then the judge.
+    source = "".join((HERE.parent / "src/task" / part).read_text() for part in ("canonical.py", "turbulence/judge.py"))
+    judge = types.ModuleType("turbulence_judge")
+    exec(compile(source, "<judge>", "exec"), judge.__dict__)
     oracle_text = (HERE / "oracles" / f"q{question:02d}.py").read_text()
     oracle = load(question)
     problems = []

@@ -1,46 +1,16 @@
 
 # codecal's behaviour probe, appended to a program that defines the function
-# under test (or to nothing, for a value). It writes one line to standard
-# error: "codecal-behaviour " and a JSON list with a short digest of what
-# happened on each input. Values are written canonically (sets and dicts in
-# sorted order, floats to 9 significant digits, no memory addresses), so
-# that the digest does not depend on hash randomisation or on where an
-# object sits.
+# under test (or to nothing, for a value), after `canonical.py`. It writes
+# one line to standard error: "codecal-behaviour " and a JSON list with a
+# short digest of what happened on each input. Values are written by
+# `_codecal_canonical`, so that the digest does not depend on hash
+# randomisation or on where an object sits. Each call is limited in CPU
+# seconds, not wall-clock ones, so that a key does not depend on how busy
+# the machine is (a call that sleeps is stopped by the sandbox's wall clock).
 import hashlib as _codecal_hashlib
 import json as _codecal_json
 import signal as _codecal_signal
 import sys as _codecal_sys
-
-
-def _codecal_canonical(value, depth=0):
-    if depth > 30:
-        return "..."
-    if value is None or isinstance(value, bool) or isinstance(value, int):
-        return repr(value)
-    if isinstance(value, float):
-        return "nan" if value != value else format(value, ".9g")
-    if isinstance(value, complex):
-        return "complex(%s,%s)" % (_codecal_canonical(value.real), _codecal_canonical(value.imag))
-    if isinstance(value, (str, bytes)):
-        return repr(value)
-    if isinstance(value, list):
-        return "[%s]" % ",".join(_codecal_canonical(v, depth + 1) for v in value)
-    if isinstance(value, tuple):
-        return "(%s)" % ",".join(_codecal_canonical(v, depth + 1) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return "{%s}" % ",".join(sorted(_codecal_canonical(v, depth + 1) for v in value))
-    if isinstance(value, dict):
-        items = (
-            _codecal_canonical(k, depth + 1) + ":" + _codecal_canonical(v, depth + 1)
-            for k, v in value.items()
-        )
-        return "dict{%s}" % ",".join(sorted(items))
-    name = type(value).__name__
-    try:
-        text = repr(value)
-    except BaseException:
-        return "<%s>" % name
-    return "<%s>" % name if " at 0x" in text else text
 
 
 class _CodecalTimeout(BaseException):
@@ -53,14 +23,14 @@ def _codecal_alarm(signum, frame):
 
 def _codecal_outcome(thunk, seconds):
     """What calling thunk gave: '=' and its canonical value, or '!' and the
-    exception's type, or '!timeout' past the time allowed."""
-    _codecal_signal.signal(_codecal_signal.SIGALRM, _codecal_alarm)
+    exception's type, or '!timeout' past the CPU seconds allowed."""
+    _codecal_signal.signal(_codecal_signal.SIGPROF, _codecal_alarm)
     try:
-        _codecal_signal.setitimer(_codecal_signal.ITIMER_REAL, seconds)
+        _codecal_signal.setitimer(_codecal_signal.ITIMER_PROF, seconds)
         try:
             return "=" + _codecal_canonical(thunk())
         finally:
-            _codecal_signal.setitimer(_codecal_signal.ITIMER_REAL, 0)
+            _codecal_signal.setitimer(_codecal_signal.ITIMER_PROF, 0)
     except _CodecalTimeout:
         return "!timeout"
     except BaseException as error:

@@ -8,12 +8,17 @@
 //!   from the signature. The key lists a digest of each call's value or
 //!   exception type, so answers differing only in whitespace or names share
 //!   a key and answers differing on one input do not. An answer that never
-//!   ends is stopped per call (`!timeout`) or, past the wall clock, keyed by
-//!   how it ended; one that reads or writes files meets the sandbox's walls
-//!   and is keyed by the exception it got.
+//!   ends is stopped per call after its CPU seconds (`!timeout`, the same on
+//!   a busy machine as on an idle one); one that reads or writes files meets
+//!   the sandbox's walls and is keyed by the exception it got. A program that
+//!   gives no behaviour at all (it does not load, or runs past the wall
+//!   clock) is keyed by how it ended and its own digest: a cluster of its
+//!   own, so that answers that merely fail alike do not agree.
 //! - CRUXEval: the answer's value, evaluated in the sandbox and written
 //!   canonically (the judge compares values with `==`).
-//! - Turbulence: the oracle's fingerprint of the answer on its fuzz inputs.
+//! - Turbulence: the judge's fingerprint of the answer's own values on the
+//!   fuzz inputs (never whether they match the reference's), or, where it
+//!   stopped before them, how it ended and the answer's digest.
 //! - Line completion: the first line, trimmed (the judge's exact match);
 //!   REval: the reply with its whitespace collapsed (not the judge's own
 //!   parse of a reply).
@@ -27,7 +32,7 @@ use super::python_text::split_top_level;
 use super::{JudgeError, Oracle, Problem, judge_all, run_each_once};
 use crate::sandbox::{Ending, Execution, Sandbox};
 
-const PROBE: &str = include_str!("behaviour.py");
+const PROBE: &str = concat!(include_str!("canonical.py"), include_str!("behaviour.py"));
 
 /// The marker the probe writes before its digests.
 const MARKER: &str = "codecal-behaviour ";
@@ -68,8 +73,9 @@ impl ProbeOptions {
 enum Probing {
     Decided(String),
     Run(String),
-    /// The oracle's own fingerprint (Turbulence).
-    Judge,
+    /// The oracle's own fingerprint (Turbulence), for the answer with this
+    /// digest.
+    Judge(String),
 }
 
 /// The key of each answer, in order. Identical programs run once.
@@ -94,7 +100,7 @@ pub fn behaviour_keys(
     let judged: Vec<(&Problem, &str)> = pairs
         .iter()
         .zip(&probings)
-        .filter(|(_, p)| matches!(p, Probing::Judge))
+        .filter(|(_, p)| matches!(p, Probing::Judge(_)))
         .map(|(pair, _)| *pair)
         .collect();
     let mut fingerprints = if judged.is_empty() {
@@ -108,10 +114,16 @@ pub fn behaviour_keys(
         .map(|p| match p {
             Probing::Decided(key) => key,
             // One execution per program to run, in the same order.
-            Probing::Run(_) => executions.next().map(|e| key_of(&e)).unwrap_or_default(),
-            Probing::Judge => fingerprints
+            Probing::Run(program) => executions
                 .next()
-                .map(|v| v.fingerprint.unwrap_or_else(|| format!("{:?}", v.reason)))
+                .map(|e| key_of(&e, &program))
+                .unwrap_or_default(),
+            Probing::Judge(answer) => fingerprints
+                .next()
+                .map(|v| {
+                    let fingerprint = v.fingerprint.unwrap_or_else(|| format!("{:?}", v.reason));
+                    own_failure(fingerprint, &answer)
+                })
                 .unwrap_or_default(),
         })
         .collect())
@@ -162,7 +174,7 @@ fn probing(problem: &Problem, answer: &str, options: &ProbeOptions) -> Probing {
         Oracle::Reval { .. } => {
             Probing::Decided(answer.split_whitespace().collect::<Vec<_>>().join(" "))
         }
-        Oracle::Turbulence { .. } => Probing::Judge,
+        Oracle::Turbulence { .. } => Probing::Judge(answer.to_owned()),
     }
 }
 
@@ -187,9 +199,22 @@ fn value_program(source: &str, arguments: bool, seconds: f64) -> String {
     )
 }
 
+/// A key for a program that gave no behaviour to compare (it did not load,
+/// or ran past the wall clock, or the judge stopped before the fuzz step):
+/// how it ended, and the program's own digest, so that it is a cluster of
+/// its own, shared only with the same program, and failures that merely end
+/// alike do not count as agreement.
+fn own_failure(ending: String, program: &str) -> String {
+    if ending.starts_with("fuzz:") {
+        return ending;
+    }
+    let digest = crate::digest::sha256_hex(program.as_bytes());
+    format!("{ending} #{}", &digest[..12])
+}
+
 /// The key of a probe's run: its digests when it finished, else how it
-/// ended and the exception's type.
-fn key_of(execution: &Execution) -> String {
+/// ended, the exception's type and the program's digest.
+fn key_of(execution: &Execution, program: &str) -> String {
     if execution.ending == Ending::Finished
         && let Some(digests) = execution.message.strip_prefix(MARKER)
     {
@@ -207,12 +232,13 @@ fn key_of(execution: &Execution) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    match execution.ending {
+    let ended = match execution.ending {
         Ending::Exception | Ending::SyntaxError | Ending::AssertionFailed => {
             format!("{ending}: {exception}")
         }
         _ => ending,
-    }
+    };
+    own_failure(ended, program)
 }
 
 /// The argument lists (Python source, without the parentheses) every answer

@@ -1,7 +1,8 @@
 """Turbulence worker for codecal: judges one answer to one question instance.
 
-What it is: one self-contained Python 3 file that codecal's sandbox runs as ONE
-program, this text followed by ``run_job(<JSON text as a Python string
+What it is: one Python 3 file that codecal's sandbox runs as ONE program,
+after ``../canonical.py`` (``_codecal_canonical``, the value's text the
+fingerprint digests) and followed by ``run_job(<JSON text as a Python string
 literal>)`` on ``python3 -I``. The job holds the instance (question number,
 function name, parameters), the answer's code, the oracle (codecal's own
 ``turbulence/oracles/qNN.py`` source, or an upstream checkout's instantiated
@@ -9,9 +10,10 @@ solution, fuzz-input generator and tests) and the fuzzing settings. A passed
 answer ends the program normally after writing ``passed\\t<notes>\\t<fingerprint>``
 to stderr; any other outcome raises ``TurbulenceVerdict`` whose message is
 ``<outcome>\\t<detail>\\t<fingerprint>``: the last line the sandbox keeps. The
-fingerprint is a digest of the answer's results on every fuzz input (or its
-failing stage), equal for answers that behave alike, so that rounds can be
-compared (self-consistency). An oracle that cannot run here (Q57 and Q58
+fingerprint is a digest of the answer's results on every fuzz input, written
+canonically and never compared with the reference's (or its failing stage),
+equal for answers that behave alike, so that rounds can be compared
+(self-consistency). An oracle that cannot run here (Q57 and Q58
 without numpy) gives ``unavailable``.
 
 What it is not: the Turbulence harness (its code was not read). The order of
@@ -588,7 +590,9 @@ def fuzz(oracle, function, job, answer_allowance):
             first = first or ("fuzzing-failure", f"input {seed}: returned a {type(got).__name__}, not plain data; arguments {shown}")
             continue
         agrees = equal(oracle["same"], got, want)
-        digest.update(f"{seed}:{'=' if agrees else safe_repr(got)}\n".encode())
+        # The answer's own value, never whether it agrees: a key that knew
+        # the reference would carry the label into a confidence.
+        digest.update(f"{seed}:{_codecal_canonical(got)}\n".encode())
         if not agrees:
             first = first or ("fuzzing-failure", f"input {seed}: expected {short(want)}, got {short(got)}; arguments {shown}")
     fingerprint = "fuzz:" + digest.hexdigest()[:16]

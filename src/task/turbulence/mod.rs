@@ -26,8 +26,9 @@ use crate::corpus::{CorpusError, read_text};
 
 pub use upstream::{Upstream, UpstreamError};
 
-/// The worker the sandbox runs for every answer.
-pub const JUDGE_PY: &str = include_str!("judge.py");
+/// The worker the sandbox runs for every answer: the canonical text of a
+/// value, which its fingerprint digests, then the judge.
+pub const JUDGE_PY: &str = concat!(include_str!("../canonical.py"), include_str!("judge.py"));
 
 /// The prompt around an instantiated question: the wording recorded with
 /// the upstream's published runs (SOURCE.md, "The prompt").
