@@ -47,7 +47,8 @@ pub use own_code::{
 };
 pub use shard::Shard;
 
-/// The embedded default: the local Python standard library, SmolLM2, MiniLM.
+/// The embedded default: the local Python standard library,
+/// Qwen2.5-Coder-0.5B-Instruct, MiniLM.
 pub const DEFAULT_CONFIG: &str = include_str!("../../configs/default.toml");
 
 /// What the caller sees of a run's progress.

@@ -1,5 +1,7 @@
-//! The local backend, codecal's default: SmolLM2-135M-Instruct (Q4_1 GGUF)
-//! on candle, on the CPU or (with the `cuda` feature) a GPU.
+//! The local backend: the GGUF models codecal installs (Qwen2.5-Coder-0.5B
+//! and -1.5B-Instruct, the first the embedded default run's model, and
+//! SmolLM2-135M-Instruct, `codecal generate`'s when no model is named) on
+//! candle, on the CPU or (with the `cuda` feature) a GPU.
 //!
 //! The prompt is run in one batched pass (prefill), then tokens are decoded
 //! one at a time with the key/value cache; at every step the log-softmax

@@ -113,18 +113,90 @@ fn seed_columns(evaluation: &Evaluation, drop_ece: bool) -> Vec<String> {
 }
 
 /// Each model's rows, closed by its unskilled row as in seed 000's tables.
-/// Cells of one model are adjacent.
+/// Cells of one model are adjacent. Where the model's measures speak of
+/// different answers (the Oyster's intrinsic reply beside the main one), so
+/// their base rates differ, there is one unskilled row per base rate, naming
+/// the measures it is the reference of, rather than the last measure's for
+/// all.
 fn per_model(
     cells: &[MeasureResult],
     columns: impl Fn(&MeasureResult) -> Option<Vec<String>>,
     unskilled: impl Fn(&MeasureResult) -> Vec<String>,
 ) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
-    for (i, c) in cells.iter().enumerate() {
-        rows.extend(columns(c).map(|columns| keyed(c.model, c.measure, columns)));
-        if cells.get(i + 1).is_none_or(|next| next.model != c.model) {
-            rows.push(keyed(c.model, "unskilled", unskilled(c)));
+    for model in cells.chunk_by(|a, b| a.model == b.model) {
+        for c in model {
+            rows.extend(columns(c).map(|columns| keyed(c.model, c.measure, columns)));
+        }
+        let base_rate = |c: &MeasureResult| c.report.raw.metrics.brier_ref.to_bits();
+        let mut rates: Vec<u64> = Vec::new();
+        for rate in model.iter().map(base_rate) {
+            if !rates.contains(&rate) {
+                rates.push(rate);
+            }
+        }
+        for rate in &rates {
+            let sharing: Vec<&MeasureResult> =
+                model.iter().filter(|c| base_rate(c) == *rate).collect();
+            let name = if rates.len() == 1 {
+                "unskilled".to_owned()
+            } else {
+                let measures: Vec<&str> = sharing.iter().map(|c| c.measure).collect();
+                format!("unskilled ({})", measures.join(", "))
+            };
+            // The last measure's, as before, where all share one.
+            let reference = sharing[sharing.len() - 1];
+            rows.push(keyed(reference.model, &name, unskilled(reference)));
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::{CalibrateOptions, CalibrationData, calibrate};
+
+    fn report(correct: Vec<bool>) -> crate::calibrate::CalibrationReport {
+        let n = correct.len();
+        let data = CalibrationData {
+            confidence: (0..n).map(|i| (i % 10) as f64 / 10.0).collect(),
+            correct,
+            groups: None,
+            target: None,
+            features: Vec::new(),
+        };
+        let options = CalibrateOptions {
+            bootstrap: 0,
+            ..CalibrateOptions::default()
+        };
+        calibrate(&data, &options).unwrap()
+    }
+
+    /// Issue "faithful, fourth pass", item 5: measures of one model that
+    /// speak of answers with different base rates get an unskilled row
+    /// each, not the last measure's for all.
+    #[test]
+    fn each_base_rate_gets_its_own_unskilled_row() {
+        let (main, intrinsic) = (
+            report((0..40).map(|i| i % 4 == 0).collect()),
+            report((0..40).map(|i| i % 2 == 0).collect()),
+        );
+        let cell = |measure, report| MeasureResult {
+            model: "m",
+            measure,
+            report,
+            missing: 0,
+            extremes: 0,
+        };
+        let cells = [cell("a", &main), cell("b", &main), cell("c", &intrinsic)];
+        let rows = table5(&cells, "").rows;
+        let names: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "unskilled (a, b)", "unskilled (c)"]);
+        // p(1 - p) of each: 0.25 x 0.75 and 0.5 x 0.5.
+        assert!(rows[3][2].starts_with("0.188"), "{:?}", rows[3]);
+        assert!(rows[4][2].starts_with("0.250"), "{:?}", rows[4]);
+        let one = table5(&cells[..2], "").rows;
+        assert_eq!(one[2][1], "unskilled");
+    }
 }
