@@ -587,21 +587,11 @@ impl RunConfig {
         implied.ok_or_else(|| key_error("task", "summarize reads a corpus, not a dataset"))
     }
 }
-/// Requests in flight to one server: beyond this, a client only queues.
-pub const MAX_CONCURRENCY: usize = 256;
 
-/// Sequences sharing the local backend's decode steps: each holds its own
-/// key/value cache (about 50 MB at 1,000 tokens for SmolLM2).
 /// The thresholds shipped for `sbert_cosine01`, chosen on human ratings.
 pub const DEFAULT_SBERT_THRESHOLDS: &str = "thresholds/sbert-minilm.toml";
 
-pub const MAX_PARALLEL: usize = 64;
-
-/// The most answers `[generation] samples` may ask per prompt.
-pub const MAX_SAMPLES: usize = 50;
-
-/// The most tests `[generation] tests` may ask per prompt.
-pub const MAX_TESTS: usize = 20;
+pub use super::config_check::{MAX_CONCURRENCY, MAX_PARALLEL, MAX_SAMPLES, MAX_TESTS};
 
 #[cfg(test)]
 #[path = "config_tests.rs"]

@@ -11,6 +11,21 @@ use crate::calibrate::{Method, MethodChoice};
 use crate::task::TaskKind;
 use crate::task::datasets::Dataset;
 use crate::thresholds::file::read_threshold;
+
+/// Requests in flight to one server: beyond this, a client only queues.
+pub const MAX_CONCURRENCY: usize = 256;
+
+/// Sequences sharing the local backend's decode steps: each holds its own
+/// key/value cache (at 1,000 tokens about 25 MB for Qwen2.5-Coder-0.5B, 50
+/// MB for SmolLM2).
+pub const MAX_PARALLEL: usize = 64;
+
+/// The most answers `[generation] samples` may ask per prompt.
+pub const MAX_SAMPLES: usize = 50;
+
+/// The most tests `[generation] tests` may ask per prompt.
+pub const MAX_TESTS: usize = 20;
+
 impl RunConfig {
     /// Checks everything that can be checked without running a stage, the
     /// servers included (each answers; each pool endpoint serves its model).
