@@ -103,6 +103,9 @@ fn apply_accepts_on_the_tested_items_what_the_combination_s_test_counted() {
         report["cutoffs"]["items"].as_u64(),
         Some(tested.len() as u64)
     );
+    // No Platt rescaling on top: in the combination's own folds it would
+    // learn from fits that saw each test fold's labels.
+    assert!(report["rescaled"].is_null(), "{}", report["rescaled"]);
     // Each tested item's measures, as a user would hand them to apply.
     let mut input = String::new();
     for &i in &tested {

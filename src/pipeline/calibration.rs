@@ -19,7 +19,7 @@ use crate::report::table::{header, with_ci};
 /// input hash: raised whenever a metric, table or file of the report
 /// changes, so that `--resume` with a newer codecal re-runs the (cheap)
 /// calibration instead of keeping an old report.
-pub(crate) const REPORT_REVISION: u32 = 12;
+pub(crate) const REPORT_REVISION: u32 = 13;
 
 /// One cell in the run report's shared tables: its key columns, its report
 /// and its files.

@@ -339,13 +339,28 @@ impl RunCells<'_> {
     ) -> Result<Cell, PipelineError> {
         let (label, notes) = (answers.label, &mut out.notes);
         let data = &column.data;
-        let mut report = calibrate_or_raw(
-            data,
-            &self.options,
-            notes,
-            label,
-            &format!("{label} {measure}"),
-        )?;
+        // A learned combination is already a probability fitted out of fold;
+        // a rescaler fitted again in the same folds would learn from values
+        // whose fits saw the test fold's labels, so it gets none.
+        let not_rescaled = CalibrateOptions {
+            method: crate::calibrate::Method::None,
+            multicalibration: None,
+            ..self.options.clone()
+        };
+        let options = if held.is_some() {
+            let note = format!(
+                "{label}: the learned {COMBINATION} is not rescaled again (it is a logistic \
+                 regression fitted out of fold; a rescaler in the same folds would learn from \
+                 fits that saw the test fold's labels), so Table 6 and the Oyster's Eq. 4 have \
+                 no row for it"
+            );
+            notes.push(note);
+            &not_rescaled
+        } else {
+            &self.options
+        };
+        let mut report =
+            calibrate_or_raw(data, options, notes, label, &format!("{label} {measure}"))?;
         if let Some(held) = held {
             let tested = held_out_data(data, held);
             report
@@ -358,7 +373,11 @@ impl RunCells<'_> {
                 .map_err(|e| crate::pipeline::artifacts::failed("calibrate", e))?;
         }
         let combination = held.map(|h| h.fit.clone());
-        let oyster = oyster_calibration(data, &self.options, &report, notes, label, measure)?;
+        let oyster = if held.is_some() {
+            report.clone()
+        } else {
+            oyster_calibration(data, &self.options, &report, notes, label, measure)?
+        };
         let dataset_name = dataset_dir(self.dataset);
         let files = cell_files(&dataset_name, answers, measure, measure);
         let key = CellKey {
