@@ -135,17 +135,34 @@ impl SavedRescaler {
 }
 
 /// What makes one set of saved cutoffs unusable, naming the key under `key`.
+/// " for target precision T", or nothing where no target was asked for.
+fn for_target(target: &Option<f64>) -> String {
+    target.map_or_else(String::new, |t| format!(" for target precision {t}"))
+}
+
+/// The first of `all[..i]` whose target is `target`.
+fn accept_before(all: &[Cutoff], i: usize, target: f64) -> Option<usize> {
+    all[..i].iter().position(|c| c.target_precision == target)
+}
+
 fn cutoff_set_defect(key: &str, accept: &[Cutoff], reject: Option<&Cutoff>) -> Option<String> {
     let unit = |x: f64| (0.0..=1.0).contains(&x);
     let reject = reject.and_then(|r| r.cutoff);
     if let Some(r) = reject.filter(|&r| !unit(r)) {
         return Some(format!("{key}.reject.cutoff is {r}, outside [0, 1]"));
     }
-    for (i, accept) in accept.iter().enumerate() {
+    let all = accept;
+    for (i, accept) in all.iter().enumerate() {
         let target = accept.target_precision;
         if !(target > 0.0 && target < 1.0) {
             return Some(format!(
                 "{key}.accept[{i}].target_precision is {target}, outside (0, 1)"
+            ));
+        }
+        if let Some(j) = accept_before(all, i, target) {
+            return Some(format!(
+                "{key}.accept[{i}].target_precision {target} repeats {key}.accept[{j}]'s: \
+                 `apply --target-precision` could not tell them apart"
             ));
         }
         match (accept.cutoff, reject) {
@@ -275,8 +292,8 @@ pub enum CalibratorError {
     Invalid { path: PathBuf, reason: String },
     #[error(transparent)]
     Write(#[from] WriteError),
-    #[error("the calibrator has no cutoff for target precision {0}; it has {1}")]
-    NoSuchTarget(f64, String),
+    #[error("the calibrator has no accept cutoff{target}; the targets it has: {1}", target = for_target(.0))]
+    NoSuchTarget(Option<f64>, String),
 }
 
 /// One item's calibrated confidence and decision.
@@ -421,6 +438,13 @@ impl Calibrator {
     /// cutoff below the reject cutoff (a hand-edited file; codecal writes
     /// none of these).
     fn cutoffs_defect(&self) -> Option<String> {
+        let delta = self.cutoffs.delta;
+        if !(delta > 0.0 && delta < 1.0) {
+            return Some(format!("cutoffs.delta is {delta}, outside (0, 1)"));
+        }
+        if let Some(defect) = self.combination.as_ref().and_then(|c| c.defect()) {
+            return Some(defect);
+        }
         let pooled = std::iter::once((
             "cutoffs".to_owned(),
             &self.cutoffs.accept,
@@ -447,14 +471,14 @@ impl Calibrator {
                 .accept
                 .iter()
                 .map(|c| c.target_precision.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+                .reduce(|a, b| a + ", " + &b)
+                .unwrap_or_else(|| "none".to_owned())
         };
         let found = match target {
             Some(t) => self.cutoffs.accept_for(t),
             None => self.cutoffs.accept.first(),
         };
-        found.ok_or_else(|| CalibratorError::NoSuchTarget(target.unwrap_or(f64::NAN), saved()))
+        found.ok_or_else(|| CalibratorError::NoSuchTarget(target, saved()))
     }
 
     /// The calibrated confidence of raw confidence `p`.

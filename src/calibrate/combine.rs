@@ -63,6 +63,44 @@ pub struct Combination {
 }
 
 impl Combination {
+    /// What makes a saved combination unusable, naming the key (a
+    /// hand-edited file; codecal writes none of these): fields of different
+    /// lengths, which would silently drop a measure, a scale that is not a
+    /// positive number, or a value that is not finite.
+    pub fn defect(&self) -> Option<String> {
+        let n = self.measures.len();
+        if n == 0 {
+            return Some("combination.measures is empty".to_owned());
+        }
+        let fields = [
+            ("means", &self.means),
+            ("scales", &self.scales),
+            ("weights", &self.weights),
+        ];
+        for (name, values) in fields {
+            if values.len() != n {
+                return Some(format!(
+                    "combination.{name} has {} values for {n} measures",
+                    values.len()
+                ));
+            }
+            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                return Some(format!(
+                    "combination.{name}[{i}] is {}, not finite",
+                    values[i]
+                ));
+            }
+        }
+        if let Some(i) = self.scales.iter().position(|&s| s <= 0.0) {
+            return Some(format!(
+                "combination.scales[{i}] is {}, not above 0",
+                self.scales[i]
+            ));
+        }
+        (!self.intercept.is_finite())
+            .then(|| format!("combination.intercept is {}, not finite", self.intercept))
+    }
+
     /// P(correct) for one item's measures, in `measures` order.
     pub fn predict(&self, values: &[f64]) -> f64 {
         let z: f64 = self.intercept

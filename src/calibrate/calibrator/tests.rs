@@ -167,6 +167,36 @@ fn a_rescaler_that_is_not_the_method_s_or_not_monotone_is_refused() {
     assert!(message.contains("cutoffs_on is \"sideways\""), "{message}");
     let message = refusal(Method::Platt, &|v| v["rescaler"] = serde_json::Value::Null);
     assert!(message.contains("rescaler is missing"), "{message}");
+    // Issue "hardening, third round": δ and repeated targets.
+    let message = refusal(Method::Platt, &|v| v["cutoffs"]["delta"] = (-0.1).into());
+    assert!(message.contains("cutoffs.delta is -0.1"), "{message}");
+    let message = refusal(Method::Platt, &|v| {
+        let first = v["cutoffs"]["accept"][0].clone();
+        v["cutoffs"]["accept"].as_array_mut().unwrap().push(first);
+    });
+    assert!(message.contains("repeats cutoffs.accept[0]'s"), "{message}");
+    // A learned combination whose fields disagree or cannot be used.
+    let combination = serde_json::json!({
+        "measures": ["a", "b"], "means": [0.5, 0.5], "scales": [0.2, 0.3],
+        "weights": [1.0, 2.0], "intercept": 0.1,
+    });
+    let with = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let combination = combination.clone();
+        refusal(Method::Platt, &move |v| {
+            v["combination"] = combination.clone();
+            edit(&mut v["combination"]);
+        })
+    };
+    let message = with(&|c| c["scales"] = serde_json::json!([0.2]));
+    assert!(
+        message.contains("combination.scales has 1 values for 2 measures"),
+        "{message}"
+    );
+    let message = with(&|c| c["scales"][1] = 0.0.into());
+    assert!(
+        message.contains("combination.scales[1] is 0, not above 0"),
+        "{message}"
+    );
 }
 
 #[test]
