@@ -266,13 +266,14 @@ impl RunCells<'_> {
                 Some(held) => held_out_data(&column.data, held),
                 None => column.data.clone(),
             };
-            seen.insert(measure.clone(), tested);
             column.data.features = features.clone();
             if let Some(held) = &held {
                 combination_fit = Some(held.fit.clone());
             }
-            let cell = self.cell(&answers, measure, &column, held.as_ref(), out, turbulence)?;
+            let held = held.as_ref().map(|h| (h, &tested));
+            let cell = self.cell(&answers, measure, &column, held, out, turbulence)?;
             out.cells.push(cell);
+            seen.insert(measure.clone(), tested);
         }
         for rule in &config.calibration.rules {
             let row = self.rule_row(&answers, rule, &seen, combination_fit.clone(), out)?;
@@ -325,15 +326,16 @@ impl RunCells<'_> {
 
     /// One cell: calibrated (raw where rescaling cannot be had), rescaled
     /// again with the Oyster's Eq. 4, and its files written. A learned
-    /// combination's cutoffs are tested on its held-out items with the fit
-    /// it deploys, so `apply` with its calibrator accepts on those items
+    /// combination's cutoffs are tested on its held-out items (`held`: the
+    /// fit and those items, as `held_out_data` gives them) with the fit it
+    /// deploys, so `apply` with its calibrator accepts on those items
     /// exactly what was tested.
     fn cell(
         &self,
         answers: &Answers,
         measure: &str,
         column: &Column,
-        held: Option<&HeldOut>,
+        held: Option<(&HeldOut, &CalibrationData)>,
         out: &mut Gathered,
         turbulence: &mut Turbulence,
     ) -> Result<Cell, PipelineError> {
@@ -361,8 +363,7 @@ impl RunCells<'_> {
         };
         let mut report =
             calibrate_or_raw(data, options, notes, label, &format!("{label} {measure}"))?;
-        if let Some(held) = held {
-            let tested = held_out_data(data, held);
+        if let Some((held, tested)) = held {
             report
                 .test_on_held_out(
                     &held.tested,
@@ -372,7 +373,7 @@ impl RunCells<'_> {
                 )
                 .map_err(|e| crate::pipeline::artifacts::failed("calibrate", e))?;
         }
-        let combination = held.map(|h| h.fit.clone());
+        let combination = held.map(|(h, _)| h.fit.clone());
         let oyster = if held.is_some() {
             report.clone()
         } else {
