@@ -256,14 +256,15 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
 }
 
 /// Every item's combined confidence from a fit on the other folds only
-/// (`None` for an item no fold tests), and the final fit on all items.
+/// (`None` for an item no fold tests). The fit a run deploys is
+/// [`held_out`]'s, not one on every item.
 pub fn out_of_fold(
     params: &CombineParams,
     measures: &[String],
     columns: &[Vec<f64>],
     labels: &[bool],
     folds: &Folds,
-) -> Result<(Vec<Option<f64>>, Combination), FitError> {
+) -> Result<Vec<Option<f64>>, FitError> {
     let n = labels.len();
     let mut predicted = vec![None; n];
     for (f, test) in folds.test.iter().enumerate() {
@@ -274,7 +275,7 @@ pub fn out_of_fold(
             predicted[i] = Some(fit.predict(&values));
         }
     }
-    Ok((predicted, params.fit(measures, columns, labels)?))
+    Ok(predicted)
 }
 
 /// [`out_of_fold`] in the folds the calibration with `options` uses, so the
@@ -286,18 +287,14 @@ pub fn in_calibration_folds(
     labels: &[bool],
     groups: Option<&[String]>,
     options: &CalibrateOptions,
-) -> Result<(Vec<f64>, Combination), CombineError> {
+) -> Result<Vec<f64>, CombineError> {
     let folds = cv::split(options.cv, options.folds, labels, groups, options.seed)?;
-    let (predicted, fit) =
-        out_of_fold(&CombineParams::default(), measures, columns, labels, &folds)?;
+    let predicted = out_of_fold(&CombineParams::default(), measures, columns, labels, &folds)?;
     let base_rate = labels.iter().filter(|&&y| y).count() as f64 / labels.len().max(1) as f64;
-    Ok((
-        predicted
-            .into_iter()
-            .map(|p| p.unwrap_or(base_rate))
-            .collect(),
-        fit,
-    ))
+    Ok(predicted
+        .into_iter()
+        .map(|p| p.unwrap_or(base_rate))
+        .collect())
 }
 
 /// The deployed combination and the items its cutoffs are tested on.
@@ -376,7 +373,7 @@ mod tests {
             untested: 0,
         };
         let names = vec!["x".to_owned()];
-        let (oof, _) = out_of_fold(
+        let oof = out_of_fold(
             &CombineParams::default(),
             &names,
             std::slice::from_ref(&x),

@@ -205,11 +205,10 @@ pub fn run(
         answer_every_request(backend, cache, rows, options, on_progress)?
     } else {
         let main = answer_all(backend, cache, rows, &options.params, &|_| on_progress())?;
-        let none = || vec![None; rows.len()];
         Answered {
             main,
             samples: Vec::new(),
-            tests: none(),
+            tests: vec![None; rows.len()],
         }
     };
     let pairs: Vec<(&PromptRow, &Answer)> = rows.iter().zip(&answers).collect();

@@ -93,7 +93,7 @@ pub(super) fn combination_column(
     let first = named[0];
     let columns: Vec<Vec<f64>> = named.iter().map(|d| d.confidence.clone()).collect();
     let groups = first.groups.as_deref();
-    let (confidence, _) = in_calibration_folds(combine, &columns, &first.correct, groups, options)?;
+    let confidence = in_calibration_folds(combine, &columns, &first.correct, groups, options)?;
     let held = held_out(combine, &columns, &first.correct, groups, options)?;
     let data = CalibrationData {
         confidence,
