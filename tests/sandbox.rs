@@ -6,28 +6,9 @@
 
 mod common;
 
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use codecal::sandbox::{Ending, Isolation, IsolationChoice, Limits, Sandbox};
-
-/// The kernel counts the processes limit per user, and every test's
-/// programs run as the same `nobody` (`Limits::processes` says so). So the
-/// test of a small processes limit runs alone: other tests' programs would
-/// otherwise count against it, and bubblewrap itself could not fork.
-static SANDBOX_USER: RwLock<()> = RwLock::new(());
-
-fn sharing_the_sandbox_user() -> RwLockReadGuard<'static, ()> {
-    SANDBOX_USER
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn alone_as_the_sandbox_user() -> RwLockWriteGuard<'static, ()> {
-    SANDBOX_USER
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 fn both_isolations(limits: Limits) -> Vec<Sandbox> {
     [IsolationChoice::Bubblewrap, IsolationChoice::Unshare]
@@ -49,7 +30,6 @@ fn ending(sandbox: &Sandbox, program: &str) -> Ending {
 
 #[test]
 fn auto_prefers_bubblewrap() {
-    let _shared = sharing_the_sandbox_user();
     // Where bubblewrap is missing, `auto` rightly falls back to unshare; the
     // preference can only be seen where both work.
     if common::sandbox(Limits::default(), IsolationChoice::Bubblewrap).is_none() {
@@ -62,7 +42,6 @@ fn auto_prefers_bubblewrap() {
 
 #[test]
 fn programs_see_no_network_but_loopback() {
-    let _shared = sharing_the_sandbox_user();
     let program = "import socket\n\
                    names = sorted(name for _, name in socket.if_nameindex())\n\
                    assert names == ['lo'], names\n";
@@ -75,7 +54,6 @@ fn programs_see_no_network_but_loopback() {
 /// stay inside the box (or fail), and the host is unchanged afterwards.
 #[test]
 fn the_system_is_read_only_and_tmp_is_private() {
-    let _shared = sharing_the_sandbox_user();
     let repo = env!("CARGO_MANIFEST_DIR");
     for sandbox in both_isolations(Limits::default()) {
         let name = format!("codecal-sandbox-marker-{}", std::process::id());
@@ -102,7 +80,6 @@ fn the_system_is_read_only_and_tmp_is_private() {
 /// The program sees its own processes only, not the host's.
 #[test]
 fn the_host_processes_are_invisible() {
-    let _shared = sharing_the_sandbox_user();
     let program = "import os\n\
                    pids = [p for p in os.listdir('/proc') if p.isdigit()]\n\
                    assert len(pids) <= 3, pids\n";
@@ -130,7 +107,6 @@ fn processes_with(token: &str) -> Vec<String> {
 /// small margin, and no process of it is left on the host.
 #[test]
 fn daemons_do_not_outlive_the_run() {
-    let _shared = sharing_the_sandbox_user();
     let limits = Limits::with_wall(Duration::from_secs(2));
     for sandbox in both_isolations(limits) {
         for (keeps_pipe, case) in [(false, "closed"), (true, "pipe")] {
@@ -172,7 +148,6 @@ fn daemons_do_not_outlive_the_run() {
 }
 #[test]
 fn an_endless_loop_is_killed_at_the_wall_limit() {
-    let _shared = sharing_the_sandbox_user();
     let limits = Limits {
         wall: Duration::from_millis(500),
         ..Limits::default()
@@ -190,7 +165,6 @@ fn an_endless_loop_is_killed_at_the_wall_limit() {
 
 #[test]
 fn memory_past_the_limit_is_refused() {
-    let _shared = sharing_the_sandbox_user();
     let limits = Limits {
         memory_bytes: 512 << 20,
         ..Limits::default()
@@ -208,7 +182,6 @@ fn memory_past_the_limit_is_refused() {
 
 #[test]
 fn a_chatty_program_neither_blocks_nor_fills_memory() {
-    let _shared = sharing_the_sandbox_user();
     for sandbox in both_isolations(Limits::default()) {
         let program = "import sys\nfor _ in range(200):\n    sys.stdout.write('x' * 50000)\n";
         assert_eq!(ending(&sandbox, program), Ending::Finished);
@@ -219,7 +192,6 @@ fn a_chatty_program_neither_blocks_nor_fills_memory() {
 /// limit, not a time limit or a runtime error.
 #[test]
 fn a_flood_of_output_is_an_output_limit() {
-    let _shared = sharing_the_sandbox_user();
     let limits = Limits::with_wall(Duration::from_secs(3));
     for sandbox in both_isolations(limits) {
         for stream in ["stdout", "stderr"] {
@@ -244,7 +216,6 @@ fn a_flood_of_output_is_an_output_limit() {
 
 #[test]
 fn processes_past_the_limit_cannot_start() {
-    let _alone = alone_as_the_sandbox_user();
     let limits = Limits {
         processes: 16,
         ..Limits::default()
@@ -254,7 +225,7 @@ fn processes_past_the_limit_cannot_start() {
     };
     if !sandbox.limits().drop_root {
         eprintln!(
-            "SKIPPED: the processes limit binds only when codecal runs as root and hands programs to `nobody`"
+            "SKIPPED: the processes limit binds only when codecal runs as root and hands each box a uid of its own"
         );
         return;
     }
@@ -272,7 +243,6 @@ fn processes_past_the_limit_cannot_start() {
 
 #[test]
 fn the_harness_tells_endings_apart() {
-    let _shared = sharing_the_sandbox_user();
     let Some(sandbox) = common::sandbox(Limits::default(), IsolationChoice::Auto) else {
         return;
     };
@@ -295,7 +265,6 @@ fn the_harness_tells_endings_apart() {
 
 #[test]
 fn where_no_isolation_can_start_it_refuses_and_says_why() {
-    let _shared = sharing_the_sandbox_user();
     // 1 MiB of address space is too little for either tool to start, which
     // stands in for a machine where neither works.
     let starved = Limits {
@@ -324,7 +293,6 @@ fn where_no_isolation_can_start_it_refuses_and_says_why() {
 /// failing assert still does, so the harness is not simply refusing.
 #[test]
 fn an_early_exit_is_never_a_pass() {
-    let _shared = sharing_the_sandbox_user();
     let tricks = [
         "import os\nos._exit(0)\nassert False\n",
         "__import__('os')._exit(0)\n",

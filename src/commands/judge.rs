@@ -72,8 +72,8 @@ pub struct JudgeArgs {
     #[arg(long, default_value_t = 7.0)]
     answer_seconds: f64,
     /// Turbulence: the static check, Pylint's error messages as the paper's
-    /// (symtable where the sandbox's Python has no Pylint, saying so), or
-    /// symtable's undefined names.
+    /// (Pylint installed on first use; symtable where it cannot be, saying
+    /// so), or symtable's undefined names.
     #[arg(long, value_parser = super::choice::<turbulence::StaticCheck>(), default_value_t = turbulence::StaticCheck::Pylint)]
     static_check: turbulence::StaticCheck,
 }
@@ -108,7 +108,7 @@ pub fn run(args: JudgeArgs) -> anyhow::Result<()> {
             let problems = turbulence::problems(&turbulence::read_instances(&data)?, &options)?;
             // After the inputs are read, so that a bad input's error is the
             // only line, whatever the machine has installed.
-            if let Some(warning) = turbulence::static_check_warning(options.static_check) {
+            if let Some(warning) = turbulence::prepare_static_check(options.static_check) {
                 eprintln!("codecal judge: warning: {warning}");
             }
             problems

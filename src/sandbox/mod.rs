@@ -11,7 +11,8 @@
 //! everything else read-only, a fresh `/proc`, and no capabilities left
 //! when the program starts. Either way it runs under rlimits (CPU seconds,
 //! address space, open processes, file size), a wall-clock limit and a cap
-//! on its output. The program is the first process of its PID namespace, so
+//! on its output, in a session of its own, as a uid of its own per box (as
+//! root), and it dies with codecal (`child`). The program is the first process of its PID namespace, so
 //! when it ends or is killed the kernel kills every process it started,
 //! daemons included, and the judge stops reading its pipes at the limit
 //! whoever holds them. Where neither isolation works, [`Sandbox::detect`]
@@ -20,10 +21,11 @@
 //! What this module is not: a judge. It says how a program ended; which
 //! ending counts as correct is the task's business.
 
+mod child;
 mod install;
 mod limits;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -244,8 +246,9 @@ impl Sandbox {
             IsolationChoice::Unshare => vec![Isolation::Unshare],
         };
         for isolation in candidates {
-            // As root, the program runs as `nobody` where the interpreter
-            // lets it; otherwise as root without the processes limit.
+            // As root, the program runs as an unprivileged uid of its box's
+            // own where the interpreter lets it; otherwise as root without
+            // the processes limit.
             let mut reason = String::new();
             for drop_root in [limits.drop_root, false] {
                 let sandbox = Sandbox {
@@ -290,7 +293,18 @@ impl Sandbox {
     pub fn run(&self, program: &str) -> Result<Execution, SandboxError> {
         let started = Instant::now();
         let nonce = new_nonce()?;
-        let mut child = self.command().spawn().map_err(SandboxError::Spawn)?;
+        let user = child::BoxUser::take();
+        let mut child = match self.command(user.uid()).spawn() {
+            Ok(child) => child,
+            Err(error) if child::is_exhaustion(&error) => {
+                return Ok(Execution {
+                    ending: Ending::Killed,
+                    message: format!("the box could not start: {error}"),
+                    wall: started.elapsed(),
+                });
+            }
+            Err(error) => return Err(SandboxError::Spawn(error)),
+        };
         let flooded = Arc::new(AtomicBool::new(false));
         let cap = Output {
             keep: self.limits.output_bytes,
@@ -300,10 +314,8 @@ impl Sandbox {
         };
         let stderr = drain(child.stderr.take(), cap.clone());
         let stdout = drain(child.stdout.take(), cap);
-        if let Some(mut stdin) = child.stdin.take() {
-            // A program that never reads its input may exit before taking
-            // all of it; that is not an error.
-            let _ = stdin.write_all(format!("{nonce}\n{program}").as_bytes());
+        if let Some(stdin) = child.stdin.take() {
+            child::write_input(stdin, format!("{nonce}\n{program}").as_bytes());
         }
         let status = wait_or_kill(&mut child, self.limits.wall)?;
         // Whoever still holds a pipe (nothing should, once the namespace's
@@ -361,7 +373,7 @@ impl Sandbox {
         })
     }
 
-    fn command(&self) -> Command {
+    fn command(&self, uid: libc::uid_t) -> Command {
         let mut command = match self.isolation {
             Isolation::Bubblewrap => {
                 let mut command = Command::new("bwrap");
@@ -393,7 +405,7 @@ impl Sandbox {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        self.limits.apply_on_exec(&mut command);
+        child::prepare(&mut command, &self.limits, uid);
         command
     }
 }

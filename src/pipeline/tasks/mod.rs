@@ -384,7 +384,7 @@ fn verdicts(
             let limits = Limits::with_wall(Duration::from_secs_f64(wall_seconds(config, dataset)));
             if dataset == Dataset::Turbulence {
                 let check = config.dataset.static_check;
-                if let Some(warning) = task::turbulence::static_check_warning(check) {
+                if let Some(warning) = task::turbulence::prepare_static_check(check) {
                     on_progress(Progress::Warning(&warning));
                 }
             }

@@ -136,8 +136,8 @@ impl Options {
 /// How the judge finds static type errors (Table II's fifth row).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StaticCheck {
-    /// Pylint's error-category messages, as the paper (falls back to
-    /// `symtable`, saying so, where the sandbox's Python has no Pylint).
+    /// Pylint's error-category messages, as the paper (installed on first
+    /// use; falls back to `symtable`, saying so, where it cannot be).
     #[default]
     Pylint,
     /// Python's `symtable`: undefined names only.
@@ -152,24 +152,20 @@ impl StaticCheck {
     }
 }
 
-/// What to say before judging when the static check asked for is not the
-/// one that will run: the sandbox's Python has no Pylint (the judge falls
-/// back to `symtable`) or not the pinned one.
-pub fn static_check_warning(check: StaticCheck) -> Option<String> {
+/// Makes the static check asked for the one that runs: the pinned Pylint
+/// is installed on first use, as `codecal setup` does (as root, with
+/// apt-get). Where it cannot be, what to say before judging: the judge falls
+/// back to `symtable`, or runs another Pylint version.
+pub fn prepare_static_check(check: StaticCheck) -> Option<String> {
     if check != StaticCheck::Pylint {
         return None;
     }
-    match crate::sandbox::pylint_version() {
-        None => Some(
-            "the sandbox's Python has no Pylint: Turbulence's static check falls back to \
-             symtable (undefined names only); `codecal setup` installs Pylint"
-                .into(),
-        ),
-        Some(version) if version != crate::sandbox::PYLINT_VERSION => Some(format!(
-            "the sandbox's Python has Pylint {version}, not the pinned {}",
-            crate::sandbox::PYLINT_VERSION
+    match crate::sandbox::ensure_pylint() {
+        Ok(_) => None,
+        Err(other @ crate::sandbox::InstallError::OtherPylint { .. }) => Some(other.to_string()),
+        Err(why) => Some(format!(
+            "Turbulence's static check falls back to symtable (undefined names only): {why}"
         )),
-        Some(_) => None,
     }
 }
 
