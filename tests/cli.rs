@@ -848,6 +848,52 @@ fn a_run_name_must_be_one_path_component() {
     }
 }
 
+/// `--fresh` deletes only what codecal's manifest proves is a run of this
+/// name, and `--out` never writes into a foreign directory (issue
+/// "hardening, third round": both deleted or wrote into user files).
+#[test]
+fn fresh_and_out_touch_only_codecal_runs() {
+    let thresholds = std::fs::canonicalize("thresholds/sbert-minilm.toml").unwrap();
+    let config = format!(
+        "name = \"x\"\nruns_dir = \".\"\n[scoring]\nthresholds = {thresholds:?}\n\
+         [[backends]]\nkind = \"local\"\n"
+    );
+    let cases: [(&str, &str, &[&str]); 3] = [
+        (
+            "a manifest.json of the user's own",
+            "{\"mine\": true}",
+            &["--fresh"],
+        ),
+        (
+            "codecal's manifest of another run",
+            r#"{"codecal_version":"0.1.0","config":{"name":"other"},"models":{},"stages":{}}"#,
+            &["--fresh"],
+        ),
+        ("no manifest at all", "", &["--resume"]),
+    ];
+    for (case, manifest, flags) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "run.toml", &config);
+        std::fs::create_dir(dir.path().join("x")).unwrap();
+        write(&dir.path().join("x"), "thesis.tex", "mine");
+        if !manifest.is_empty() {
+            write(&dir.path().join("x"), "manifest.json", manifest);
+        }
+        let tree = |d: &Path| (snapshot(d), snapshot(&d.join("x")));
+        let before = tree(dir.path());
+        let mut args = vec!["run", "--config", "run.toml"];
+        args.extend_from_slice(flags);
+        let out = codecal(&args, dir.path());
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{case}: accepted");
+        assert!(
+            err.contains("manifest.json") && err.trim().lines().count() == 1,
+            "{case}: {err}"
+        );
+        assert_eq!(tree(dir.path()), before, "{case}");
+    }
+}
+
 /// An extra request body goes to a server: on the local backend it is a
 /// config error naming the key, before any stage.
 #[test]

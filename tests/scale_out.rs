@@ -667,3 +667,121 @@ fn entries_that_do_not_answer_alike_are_refused_naming_the_key() {
         assert_eq!(server.generation_requests(), 0);
     }
 }
+
+/// Copies the tree at `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    for (name, bytes) in tree(from) {
+        let path = to.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Rewrites the JSON file at `path` with `edit`.
+fn edit_json(path: &Path, edit: &dyn Fn(&mut serde_json::Value)) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut value);
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+
+/// A tampered `shard.json` or manifest is refused on one line naming the
+/// file, before anything is written, without asking the server again; and
+/// a merge whose dataset is missing leaves OUT untouched, so that the retry
+/// works (issue "hardening, third round": each of these panicked, wrote
+/// outside OUT, left it half-written, or asked the server again).
+#[test]
+fn tampered_shards_are_refused_before_anything_is_written() {
+    let Some(shared) = needs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("cruxeval.jsonl");
+    std::fs::copy(&shared, &data).unwrap();
+    let server = common::cruxeval_server(&data);
+    let cfg = config(dir.path(), &data, &single_entry(&server), 3);
+    let shards = run_shards(dir.path(), &cfg, "crux", 2);
+    let asked = server.generation_requests();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "mine").unwrap();
+    let absolute = victim.display().to_string();
+    let edits: Vec<(&str, &str, Edit)> = vec![
+        (
+            "index past count",
+            "shard.json",
+            Box::new(|v| v["shard"]["index"] = 5.into()),
+        ),
+        (
+            "count 0",
+            "shard.json",
+            Box::new(|v| v["shard"]["count"] = 0.into()),
+        ),
+        (
+            "huge count",
+            "shard.json",
+            Box::new(|v| v["shard"]["count"] = (1u64 << 60).into()),
+        ),
+        (
+            "path out",
+            "shard.json",
+            Box::new(|v| v["item_outputs"][0] = "../../../victim.txt".into()),
+        ),
+        (
+            "absolute path",
+            "shard.json",
+            Box::new(move |v| v["item_outputs"][0] = absolute.clone().into()),
+        ),
+        (
+            "short outputs",
+            "shard.json",
+            Box::new(|v| drop(v["item_outputs"].as_array_mut().unwrap().pop())),
+        ),
+        (
+            "wrong items",
+            "shard.json",
+            Box::new(|v| v["items"] = 1000.into()),
+        ),
+        (
+            "manifest path out",
+            "manifest.json",
+            Box::new(|v| {
+                for stage in v["stages"].as_object_mut().unwrap().values_mut() {
+                    stage["outputs"][0] = "../../../victim.txt".into();
+                }
+            }),
+        ),
+    ];
+    for (case, file, edit) in edits {
+        let copies: Vec<PathBuf> = (0..2)
+            .map(|i| dir.path().join(case).join(format!("node{i}/crux")))
+            .collect();
+        for (shard, copy) in shards.iter().zip(&copies) {
+            copy_tree(shard, copy);
+        }
+        edit_json(&copies[0].join(file), &*edit);
+        let merged = dir.path().join(case).join("merged/crux");
+        let out = merge(&merged, &copies);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{case}: merged");
+        assert!(
+            stderr.contains(file) && stderr.trim().lines().count() == 1,
+            "{case}: {stderr}"
+        );
+        assert!(!merged.exists(), "{case}: OUT was written");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine", "{case}");
+        assert_eq!(server.generation_requests(), asked, "{case}: asked again");
+    }
+    let merged = dir.path().join("merged/crux");
+    std::fs::rename(&data, dir.path().join("away.jsonl")).unwrap();
+    let out = merge(&merged, &shards);
+    assert!(!out.status.success(), "merged without the dataset");
+    assert!(!merged.exists(), "OUT was written without the dataset");
+    std::fs::rename(dir.path().join("away.jsonl"), &data).unwrap();
+    let out = merge(&merged, &shards);
+    assert!(
+        out.status.success(),
+        "the retry: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.generation_requests(), asked, "the merge asked again");
+}

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::config::RunConfig;
-use super::shard::{SHARD_FILE, ShardRecord, config_hash, owner, prompt_ids};
+use super::shard::{MAX_SHARDS, SHARD_FILE, ShardRecord, config_hash, owner, prompt_ids};
 use super::{Existing, Manifest, Mode, PipelineError, Progress, RunSummary};
 use crate::artifact::{create_dir, write_atomic};
 use crate::manifest::{gather_json, json_line_id, read_manifest};
@@ -107,7 +107,20 @@ pub fn merge(
     {
         return Err(MergeError::OutExists(out.to_owned()).into());
     }
+    // Before anything is written, so that a refusal leaves OUT as it was.
+    config.check_offline()?;
+    let every_output = manifest.stages.values().flat_map(|stage| &stage.outputs);
+    if let Some(file) = every_output.into_iter().find(|file| !stays_inside(file)) {
+        return Err(MergeError::Unreadable {
+            path: first.dir.join("manifest.json"),
+            message: format!("{file:?} is not a relative path inside the run directory"),
+        }
+        .into());
+    }
     let ids = prompt_ids(&first.dir)?;
+    for piece in &pieces {
+        check_record(piece, &manifest, &ids)?;
+    }
     let owners: Vec<usize> = ids.iter().map(|id| owner(id, pieces.len())).collect();
     let shared = shared_outputs(&manifest, &first.record);
     check_shared(&pieces, &shared)?;
@@ -115,16 +128,110 @@ pub fn merge(
     for file in &first.record.item_outputs {
         merged.insert(file.clone(), interleave(&pieces, &ids, &owners, file)?);
     }
-    create_dir(out)?;
+    let mut files: Vec<(&String, Vec<u8>)> = Vec::new();
     for file in &shared {
-        let bytes = read(&first.dir.join(file))?;
-        write_into(out, file, &bytes)?;
+        files.push((file, read(&first.dir.join(file))?));
     }
-    for (file, bytes) in &merged {
-        write_into(out, file, bytes)?;
-    }
-    config.check_offline()?;
+    files.extend(merged.iter().map(|(file, bytes)| (file, bytes.clone())));
+    write_whole(out, &files)?;
     super::run_in(&config, Existing::Resume, Mode::Adopt, on_progress)
+}
+
+/// A shard's own record, checked in full before anything is written: its
+/// item count against the prompts it owns, and its per-item outputs, which
+/// must stay inside the directory and be the run's per-item outputs
+/// exactly (a short list would leave a stage for the resumed run to do
+/// again, by asking the server).
+fn check_record(piece: &Piece, manifest: &Manifest, ids: &[String]) -> Result<(), MergeError> {
+    let bad = |file: &str, message: String| MergeError::Unreadable {
+        path: piece.dir.join(file),
+        message,
+    };
+    let outside =
+        |file: &String| format!("{file:?} is not a relative path inside the run directory");
+    if let Some(file) = piece
+        .record
+        .item_outputs
+        .iter()
+        .find(|file| !stays_inside(file))
+    {
+        return Err(bad(SHARD_FILE, outside(file)));
+    }
+    let shard = piece.record.shard;
+    let owned = ids
+        .iter()
+        .filter(|id| owner(id, shard.count) == shard.index)
+        .count();
+    if piece.record.items != owned {
+        return Err(bad(
+            SHARD_FILE,
+            format!(
+                "items is {} but shard {shard} owns {owned} of the run's {} prompts",
+                piece.record.items,
+                ids.len()
+            ),
+        ));
+    }
+    let mut per_item: Vec<&String> = manifest
+        .stages
+        .values()
+        .filter(|stage| stage.per_item)
+        .flat_map(|stage| &stage.outputs)
+        .collect();
+    per_item.sort();
+    per_item.dedup();
+    let mut listed: Vec<&String> = piece.record.item_outputs.iter().collect();
+    listed.sort();
+    if listed != per_item {
+        return Err(bad(
+            SHARD_FILE,
+            format!(
+                "item_outputs lists {listed:?}, but the run's per-item outputs are {per_item:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A path of plain names only: no root, no `..`, no `.`, not empty.
+fn stays_inside(file: &str) -> bool {
+    let path = Path::new(file);
+    !file.is_empty()
+        && path
+            .components()
+            .all(|part| matches!(part, std::path::Component::Normal(_)))
+}
+
+/// Writes every file into a temporary directory beside `out`, then renames
+/// it to `out`, so that a merge that fails leaves nothing half-written.
+fn write_whole(out: &Path, files: &[(&String, Vec<u8>)]) -> Result<(), PipelineError> {
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let staging = out.with_file_name(format!(".{name}.merging-{}", std::process::id()));
+    let written = (|| {
+        create_dir(&staging)?;
+        for (file, bytes) in files {
+            write_into(&staging, file, bytes)?;
+        }
+        if out.exists() {
+            std::fs::remove_dir(out).map_err(|e| moved(out, e))?;
+        }
+        std::fs::rename(&staging, out).map_err(|e| moved(out, e))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    written
+}
+
+fn moved(out: &Path, error: std::io::Error) -> PipelineError {
+    MergeError::Unreadable {
+        path: out.to_owned(),
+        message: format!("cannot put the merged run in place: {error}"),
+    }
+    .into()
 }
 
 /// Reads each shard's record and checks that together they are one run's
@@ -146,6 +253,17 @@ fn read_pieces(shards: &[PathBuf]) -> Result<Vec<Piece>, MergeError> {
         });
     }
     let first = pieces.first().ok_or(MergeError::NoShards)?;
+    for piece in &pieces {
+        let shard = piece.record.shard;
+        if !(1..=MAX_SHARDS).contains(&shard.count) || shard.index >= shard.count {
+            return Err(MergeError::Unreadable {
+                path: piece.dir.join(SHARD_FILE),
+                message: format!(
+                    "shard {shard} is not one of 1 to {MAX_SHARDS} shards counted from 0"
+                ),
+            });
+        }
+    }
     for piece in &pieces[1..] {
         if piece.record.config_hash != first.record.config_hash {
             return Err(MergeError::OtherConfig {

@@ -87,6 +87,16 @@ pub enum PipelineError {
     Config(#[from] ConfigError),
     #[error("{0} already holds a run; pass --resume to continue it or --fresh to start over")]
     Exists(PathBuf),
+    #[error(
+        "{0} is not empty and holds no codecal run (no manifest.json): \
+         choose a new --out, or empty it first"
+    )]
+    Foreign(PathBuf),
+    #[error(
+        "{0}: --fresh deletes only a run directory codecal wrote, and its manifest.json \
+         is not codecal's record of a run of this name; remove it yourself if you mean to"
+    )]
+    NotARun(PathBuf),
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error("{path}: {source}")]
@@ -184,16 +194,7 @@ pub(crate) fn run_in(
 ) -> Result<RunSummary, PipelineError> {
     let dir = config.runs_dir.join(&config.name);
     let manifest_path = dir.join("manifest.json");
-    match (manifest_path.exists(), existing) {
-        (true, Existing::Refuse) => return Err(PipelineError::Exists(dir)),
-        (true, Existing::Fresh) => {
-            std::fs::remove_dir_all(&dir).map_err(|e| PipelineError::Artifact {
-                path: dir.clone(),
-                source: artifacts::ArtifactError::Remove(e),
-            })?
-        }
-        _ => {}
-    }
+    prepare_dir(&dir, config, existing, mode)?;
     create_dir(&dir)?;
     let manifest = read_manifest(&manifest_path).unwrap_or_default();
     let mut books = Books {
@@ -222,6 +223,45 @@ pub(crate) fn run_in(
         dir,
         stages: books.times,
     })
+}
+
+/// Makes `dir` ready for the run: a directory codecal did not write is
+/// never written into (a merge's own, just filled, excepted), and `Fresh`
+/// deletes only a directory whose manifest is codecal's record of a run of
+/// this name.
+fn prepare_dir(
+    dir: &Path,
+    config: &RunConfig,
+    existing: Existing,
+    mode: Mode,
+) -> Result<(), PipelineError> {
+    let manifest_path = dir.join("manifest.json");
+    if !manifest_path.exists() {
+        let holds_files = dir
+            .read_dir()
+            .is_ok_and(|mut entries| entries.next().is_some());
+        if holds_files && mode != Mode::Adopt {
+            return Err(PipelineError::Foreign(dir.to_owned()));
+        }
+        return Ok(());
+    }
+    match existing {
+        Existing::Refuse => Err(PipelineError::Exists(dir.to_owned())),
+        Existing::Resume => Ok(()),
+        Existing::Fresh => {
+            let recorded_name = read_manifest(&manifest_path)
+                .filter(|manifest| !manifest.codecal_version.is_empty())
+                .and_then(|manifest| manifest.config::<serde_json::Value>().ok())
+                .and_then(|recorded| recorded.get("name")?.as_str().map(str::to_owned));
+            if recorded_name.as_deref() != Some(config.name.as_str()) {
+                return Err(PipelineError::NotARun(dir.to_owned()));
+            }
+            std::fs::remove_dir_all(dir).map_err(|e| PipelineError::Artifact {
+                path: dir.to_owned(),
+                source: artifacts::ArtifactError::Remove(e),
+            })
+        }
+    }
 }
 
 /// The run directory's bookkeeping: which stages ran on which inputs.

@@ -14,6 +14,9 @@ use crate::artifact::write_atomic;
 /// The file a finished shard writes last.
 pub const SHARD_FILE: &str = "shard.json";
 
+/// The most shards a run may be split into.
+pub const MAX_SHARDS: usize = 100_000;
+
 /// Shard `index` of `count`, written `i/n` with i from 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
@@ -35,7 +38,7 @@ impl Shard {
         let (Some(index), Some(count)) = (parse(index), parse(count)) else {
             return Err(bad("i and n must be whole numbers, e.g. 0/4"));
         };
-        if !(1..=100_000).contains(&count) {
+        if !(1..=MAX_SHARDS).contains(&count) {
             return Err(bad("n must be from 1 to 100000"));
         }
         if index >= count {
