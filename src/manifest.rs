@@ -53,7 +53,8 @@ impl Manifest {
 
 /// The manifest at `path`, or `None` where there is none or it does not read.
 pub fn read_manifest(path: &Path) -> Option<Manifest> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    let bytes = crate::artifact::read_regular(path, crate::artifact::JSON_CAP_BYTES).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// Per-piece JSON documents of a sharded run gathered into one:

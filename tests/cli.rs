@@ -692,6 +692,46 @@ fn retrieve_tantivy_mode_builds_and_reuses_its_index() {
     );
 }
 
+/// Makes a FIFO at `path`.
+fn fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+}
+
+/// A FIFO named like a source file is skipped with its reason, not read:
+/// the read would block forever (issue "hardening, third round").
+#[test]
+fn a_fifo_in_a_source_tree_is_skipped_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    write(
+        &dir.path().join("src"),
+        "mod.py",
+        "def f(x):\n    \"\"\"Return x plus one, always.\"\"\"\n    return x + 1\n",
+    );
+    fifo(&dir.path().join("src/trap.py"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codecal"))
+        .args(["corpus", "mine", "src", "--out", "records.jsonl"])
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("corpus mine hung on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(dir.path().join("records.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    assert!(stderr(&out).contains("FIFO"), "{}", stderr(&out));
+}
+
 #[test]
 fn corpus_mine_and_sample_make_record_files_retrieve_reads() {
     let dir = tempfile::tempdir().unwrap();

@@ -771,6 +771,21 @@ fn tampered_shards_are_refused_before_anything_is_written() {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine", "{case}");
         assert_eq!(server.generation_requests(), asked, "{case}: asked again");
     }
+    // A FIFO for a shard's file is refused, not read (the read would hang).
+    let copies: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join("fifo").join(format!("node{i}/crux")))
+        .collect();
+    for (shard, copy) in shards.iter().zip(&copies) {
+        copy_tree(shard, copy);
+    }
+    let prompts = copies[1].join("prompts.jsonl");
+    std::fs::remove_file(&prompts).unwrap();
+    let name = std::ffi::CString::new(prompts.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    let out = merge(&dir.path().join("fifo/merged/crux"), &copies);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("FIFO"), "{stderr}");
     let merged = dir.path().join("merged/crux");
     std::fs::rename(&data, dir.path().join("away.jsonl")).unwrap();
     let out = merge(&merged, &shards);

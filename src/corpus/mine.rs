@@ -58,15 +58,14 @@ pub fn mine_tree(
     root: &Path,
     options: MineOptions,
 ) -> Result<(Vec<Record>, ReadReport), CorpusError> {
-    let mut files = Vec::new();
-    collect_files(root, options.language.extension(), &mut files)?;
-    files.sort();
+    let (files, special) = source_files(root, options)?;
     let mined: Vec<(Vec<Record>, ReadReport)> = files
         .par_iter()
         .map(|path| mine_file(root, path, options))
         .collect();
     let mut records = Vec::new();
     let mut report = ReadReport::default();
+    skip_special(&mut report, special);
     for (file_records, file_report) in mined {
         records.extend(file_records);
         for (reason, count) in file_report.skipped {
@@ -104,11 +103,10 @@ pub fn python_function_sources(
         repo_depth,
         undocumented: true,
     };
-    let mut files = Vec::new();
-    collect_files(root, options.language.extension(), &mut files)?;
-    files.sort();
+    let (files, special) = source_files(root, options)?;
     let mut functions = Vec::new();
     let mut report = ReadReport::default();
+    skip_special(&mut report, special);
     for path in files {
         match parse_file(root, &path, options) {
             Ok((file, tree)) => visit(
@@ -186,7 +184,16 @@ pub fn python_stdlib() -> Result<PathBuf, CorpusError> {
     Ok(path)
 }
 
-fn collect_files(dir: &Path, extension: &str, files: &mut Vec<PathBuf>) -> Result<(), CorpusError> {
+/// The source files under `dir` with `extension`, hidden entries, symlinks
+/// and `site-packages` left out. A FIFO, socket or device with the
+/// extension is not read (it could block forever): it is counted in
+/// `special`, for the caller's report.
+fn collect_files(
+    dir: &Path,
+    extension: &str,
+    files: &mut Vec<PathBuf>,
+    special: &mut usize,
+) -> Result<(), CorpusError> {
     let entries = std::fs::read_dir(dir).map_err(|source| CorpusError::Io {
         path: dir.to_owned(),
         source,
@@ -202,14 +209,41 @@ fn collect_files(dir: &Path, extension: &str, files: &mut Vec<PathBuf>) -> Resul
         }
         if kind.is_dir() {
             if name != "site-packages" && name != "__pycache__" {
-                collect_files(&path, extension, files)?;
+                collect_files(&path, extension, files, special)?;
             }
         } else if path.extension().is_some_and(|e| e == extension) {
-            files.push(path);
+            if kind.is_file() {
+                files.push(path);
+            } else {
+                *special += 1;
+            }
         }
     }
     Ok(())
 }
+
+/// The tree's source files in path order, and how many special files
+/// (FIFOs, sockets, devices) bore the extension.
+fn source_files(root: &Path, options: MineOptions) -> Result<(Vec<PathBuf>, usize), CorpusError> {
+    let (mut files, mut special) = (Vec::new(), 0);
+    collect_files(root, options.language.extension(), &mut files, &mut special)?;
+    files.sort();
+    Ok((files, special))
+}
+
+fn skip_special(report: &mut ReadReport, special: usize) {
+    if special > 0 {
+        *report
+            .skipped
+            .entry("not a regular file (a FIFO, socket or device)".to_owned())
+            .or_insert(0) += special;
+    }
+}
+
+/// The largest source file mined: far above any hand-written module; a
+/// bigger one is generated or data, and a single line of it would hold the
+/// parser for minutes.
+const SOURCE_CAP_BYTES: u64 = 8 << 20;
 
 fn skip(report: &mut ReadReport, reason: &str) {
     *report.skipped.entry(reason.to_owned()).or_insert(0) += 1;
@@ -242,7 +276,9 @@ fn parse_file(
     path: &Path,
     options: MineOptions,
 ) -> Result<(FileContext, tree_sitter::Tree), &'static str> {
-    let source = std::fs::read_to_string(path).map_err(|_| "file not readable as UTF-8")?;
+    let bytes = crate::artifact::read_regular(path, SOURCE_CAP_BYTES)
+        .map_err(|_| "not a regular file, unreadable, or over 8 MiB")?;
+    let source = String::from_utf8(bytes).map_err(|_| "file not readable as UTF-8")?;
     let mut parser = Parser::new();
     let grammar = match options.language {
         Language::Python => tree_sitter_python::LANGUAGE.into(),

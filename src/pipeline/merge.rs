@@ -240,10 +240,12 @@ fn read_pieces(shards: &[PathBuf]) -> Result<Vec<Piece>, MergeError> {
     let mut pieces = Vec::with_capacity(shards.len());
     for dir in shards {
         let path = dir.join(SHARD_FILE);
-        let text =
-            std::fs::read_to_string(&path).map_err(|_| MergeError::NotAShard(dir.clone()))?;
+        if !path.exists() {
+            return Err(MergeError::NotAShard(dir.clone()));
+        }
+        let text = read(&path)?;
         let record: ShardRecord =
-            serde_json::from_str(&text).map_err(|e| MergeError::Unreadable {
+            serde_json::from_slice(&text).map_err(|e| MergeError::Unreadable {
                 path,
                 message: e.to_string(),
             })?;
@@ -502,10 +504,13 @@ fn row_id(line: &str, csv: bool) -> String {
     }
 }
 
+/// A shard's file, only if it is a regular file: a FIFO would hang the merge.
 fn read(path: &Path) -> Result<Vec<u8>, MergeError> {
-    std::fs::read(path).map_err(|e| MergeError::Unreadable {
-        path: path.to_owned(),
-        message: e.to_string(),
+    crate::artifact::read_regular(path, crate::artifact::TABLE_CAP_BYTES).map_err(|e| {
+        MergeError::Unreadable {
+            path: path.to_owned(),
+            message: e.to_string(),
+        }
     })
 }
 
