@@ -64,6 +64,15 @@ pub enum ApplyError {
     NoGroup { path: PathBuf, column: String },
     #[error("{path}: no column {column}, a group feature of the calibrator's multicalibration")]
     NoFeature { path: PathBuf, column: String },
+    #[error(
+        "{path}:{line}: {column} is {value:?}, not a finite number; the calibrator cuts group feature {column} into numeric bins"
+    )]
+    NotNumber {
+        path: PathBuf,
+        line: u64,
+        column: String,
+        value: String,
+    },
     #[error("{path}: already has a {column} column; codecal apply would overwrite it")]
     Taken { path: PathBuf, column: String },
     #[error("{path}: {source}")]
@@ -199,12 +208,26 @@ fn feature_cells(
     let Some(fit) = &calibrator.multicalibration else {
         return Ok(None);
     };
-    let columns = fit.feature_names().map(|name| {
+    let columns = fit.feature_names().enumerate().map(|(feature, name)| {
         let column = table.column(name).map_err(|_| ApplyError::NoFeature {
             path: table.path().to_owned(),
             column: name.to_owned(),
         })?;
-        Ok::<_, ApplyError>(column.texts()?)
+        let cells = column.texts()?;
+        // A number that is not finite, or text, would otherwise fall in the
+        // lowest bin or in no group, silently.
+        let is_number = |cell: &String| cell.trim().parse::<f64>().is_ok_and(f64::is_finite);
+        if fit.is_numeric(feature)
+            && let Some(row) = cells.iter().position(|cell| !is_number(cell))
+        {
+            return Err(ApplyError::NotNumber {
+                path: table.path().to_owned(),
+                line: column.location(row).line,
+                column: name.to_owned(),
+                value: cells[row].clone(),
+            });
+        }
+        Ok::<_, ApplyError>(cells)
     });
     Ok(Some(columns.collect::<Result<_, _>>()?))
 }

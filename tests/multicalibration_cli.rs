@@ -111,6 +111,30 @@ fn apply_reproduces_multicalibrated_confidences_and_refuses_missing_features() {
         err.contains("no column language") && err.contains("multicalibration"),
         "{err}"
     );
+
+    // A numeric feature's cell that is not a finite number is refused,
+    // naming the line and column: it fell silently in the lowest bin (NaN,
+    // -inf) or in no group (text).
+    for bad in ["NaN", "-inf", "abc"] {
+        let tampered = dir.path().join("tampered.csv");
+        let text = std::fs::read_to_string(&items).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let cells: Vec<&str> = lines[7].split(',').collect();
+        lines[7] = format!("{},{bad}", cells[..4].join(","));
+        std::fs::write(&tampered, lines.join("\n") + "\n").unwrap();
+        let out = codecal(&[
+            "apply",
+            "--calibrator",
+            saved.to_str().unwrap(),
+            tampered.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{bad} accepted");
+        assert!(
+            err.contains(":8:") && err.contains("length") && err.contains(bad),
+            "{bad}: {err}"
+        );
+    }
 }
 
 #[test]

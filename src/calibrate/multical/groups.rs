@@ -129,9 +129,10 @@ impl FeatureEncoder {
                 .binary_search_by(|l| l.as_str().cmp(text))
                 .ok()
                 .map(|k| k as u32),
-            (Encoding::Quantile { cuts }, FeatureValue::Number(x)) => {
-                Some(cuts.partition_point(|&c| c <= *x) as u32)
-            }
+            // NaN and the infinities are in no bin: they were never learned.
+            (Encoding::Quantile { cuts }, FeatureValue::Number(x)) => x
+                .is_finite()
+                .then(|| cuts.partition_point(|&c| c <= *x) as u32),
             // A number where text was learned (or the reverse) reads as its text.
             (Encoding::Categorical { .. }, FeatureValue::Number(_)) => None,
             (Encoding::Quantile { .. }, FeatureValue::Text(text)) => text

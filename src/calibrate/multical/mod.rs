@@ -280,6 +280,14 @@ impl Multicalibrated {
     }
 
     /// The feature names an item must have.
+    /// Whether feature `feature` (in the encoders' order) is cut into
+    /// numeric bins.
+    pub fn is_numeric(&self, feature: usize) -> bool {
+        self.encoders
+            .get(feature)
+            .is_some_and(|e| matches!(e.encoding, groups::Encoding::Quantile { .. }))
+    }
+
     pub fn feature_names(&self) -> impl Iterator<Item = &str> {
         self.encoders.iter().map(|e| e.name.as_str())
     }
