@@ -224,6 +224,64 @@ fn a_pool_endpoint_serving_another_model_stops_the_run_before_any_request() {
     assert!(!dir.path().join("runs/crux/manifest.json").exists());
 }
 
+/// One endpoint set up unlike the others (no log-probabilities, replies
+/// naming another model) no longer stops the pool: its requests go to the
+/// endpoint that serves, each answered once. An endpoint listed twice is
+/// refused, and what a server says of itself is kept without its escape
+/// sequences (issue "hardening, third round").
+#[test]
+fn a_pool_serves_past_endpoints_set_up_unlike_the_others() {
+    let Some(data) = needs() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let model = "replica-model";
+    let good = Replica::start(
+        dir.path(),
+        "good",
+        model,
+        &["--version-text", "good\u{1b}]0;owned\u{7}\u{1b}[2J/1"],
+    );
+    let bare = Replica::start(dir.path(), "bare", model, &["--no-logprobs"]);
+    let other = Replica::start(dir.path(), "other", model, &["--answer-model", "not-it"]);
+    let backends: String = [&bare, &good, &other]
+        .iter()
+        .map(|r| pool_entry(&r.url, model))
+        .collect();
+    let cfg = config(dir.path(), &data, &backends, 3);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "an escape sequence was printed");
+    let run_dir = dir.path().join("runs/crux");
+    let label = format!("openai-{model}");
+    let served: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir.join(format!("generations/{label}.served.json"))).unwrap(),
+    )
+    .unwrap();
+    let endpoints = served["endpoints"].as_array().unwrap();
+    assert_eq!(endpoints[1]["served"], PROBLEMS, "{served}");
+    assert_eq!(endpoints[1]["server"], "vLLM good]0;owned[2J/1", "{served}");
+    for (i, why) in [(0, "log-probabilities"), (2, "not-it")] {
+        assert_eq!(endpoints[i]["served"], 0, "{served}");
+        let last = endpoints[i]["last_failure"].as_str().unwrap_or_default();
+        assert!(last.contains(why), "{served}");
+    }
+    let answered = good.logged("answered");
+    let distinct: std::collections::HashSet<&String> = answered.iter().collect();
+    assert_eq!((answered.len(), distinct.len()), (PROBLEMS, PROBLEMS));
+
+    let twice = pool_entry(&good.url, model) + &pool_entry(&format!("{}/", good.url), model);
+    let elsewhere = dir.path().join("twice");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let cfg = config(&elsewhere, &data, &twice, 4);
+    let out = common::codecal(&["run", "--config", cfg.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a pool with one endpoint twice ran");
+    assert!(
+        stderr.contains("twice") && stderr.contains(&good.url),
+        "{stderr}"
+    );
+}
+
 fn single_entry(server: &Server) -> String {
     format!(
         "[[backends]]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\nconcurrency = 2\nretry_base_ms = 10\n\n",

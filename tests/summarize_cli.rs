@@ -322,3 +322,53 @@ fn unreadable_files_are_listed_and_out_must_be_a_directory() {
     assert!(stderr.contains("must be a directory"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+/// A `summaries.md` the user wrote is never replaced, and a file name with
+/// Markdown, HTML or a backtick in it shows in `summaries.md` as written,
+/// inside a code span (issue "hardening, third round").
+#[test]
+fn a_users_own_summaries_md_is_kept_and_file_names_stay_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(&dir.path().join("tree"));
+    let odd = dir.path().join("tree/<img src=x onerror=alert(1)>`y`|z.py");
+    std::fs::write(
+        &odd,
+        "def odd(number):\n    larger = number + 1\n    return larger\n",
+    )
+    .unwrap();
+    let server = server();
+    let config = config(dir.path(), &server);
+    let saved = dir.path().join("calibrator.json");
+    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
+        .save(&saved)
+        .unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let notes = dir.path().join("out/summaries.md");
+    std::fs::write(&notes, "my own notes\n").unwrap();
+    let out = summarize(dir.path(), &config, &saved);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the user's summaries.md was replaced"
+    );
+    assert!(stderr.contains("summaries.md"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my own notes\n");
+    assert_eq!(server.generation_requests(), 0);
+
+    std::fs::remove_file(&notes).unwrap();
+    let out = summarize(dir.path(), &config, &saved);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let markdown = std::fs::read_to_string(&notes).unwrap();
+    let row = markdown
+        .lines()
+        .find(|line| line.contains("odd"))
+        .expect("a row for odd");
+    assert!(
+        row.starts_with("| `` ") && row.contains("<img src=x onerror=alert(1)>`y`\\|z.py ``"),
+        "{row}"
+    );
+}

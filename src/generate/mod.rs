@@ -170,6 +170,12 @@ pub enum GenerateError {
     Malformed { url: String, detail: String },
     #[error("{url}: the response has no log-probabilities (does the server support `logprobs`?)")]
     NoLogprobs { url: String },
+    #[error("{url}: asked for model {asked:?}, the reply names model {answered:?}")]
+    OtherModel {
+        url: String,
+        asked: String,
+        answered: String,
+    },
     #[error("every endpoint of the pool for {model} failed ({attempts} attempts); last: {last}")]
     PoolExhausted {
         model: String,

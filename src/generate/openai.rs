@@ -320,6 +320,7 @@ impl Backend for OpenAiBackend {
             match self.attempt(&url, &body) {
                 Attempt::Done(result) => {
                     let value = (*result)?;
+                    check_model_named(&shown, &self.config.model, &value)?;
                     let generation =
                         parse_response(&shown, prompt, &value, self.config.require_logprobs)?;
                     return Ok(cut_at_stop(generation, params));
@@ -397,6 +398,31 @@ pub fn request_body(model: &str, prompt: &Prompt, params: &Params) -> Value {
         }
     }
     body
+}
+
+/// A reply that names its model must name the one asked for, or a dated
+/// snapshot of it (`gpt-4o-2024-08-06` for `gpt-4o`, `gpt-4-0613` for
+/// `gpt-4`, as OpenAI answers); a
+/// server that silently serves another model would label its answers with
+/// the wrong name.
+pub fn check_model_named(url: &str, asked: &str, value: &Value) -> Result<(), GenerateError> {
+    let Some(answered) = value.get("model").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let snapshot = answered
+        .strip_prefix(asked)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|date| {
+            !date.is_empty() && date.chars().all(|c| c.is_ascii_digit() || c == '-')
+        });
+    if answered == asked || snapshot {
+        return Ok(());
+    }
+    Err(GenerateError::OtherModel {
+        url: url.to_owned(),
+        asked: asked.to_owned(),
+        answered: answered.to_owned(),
+    })
 }
 
 /// Reads the first choice of a completions or chat completions response.

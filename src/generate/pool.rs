@@ -59,6 +59,8 @@ pub enum PoolError {
     },
     #[error("{url}: its extra request body differs from the pool's first endpoint's")]
     NotOneBody { url: String },
+    #[error("{url} is in the pool twice; each endpoint is listed once, with its concurrency")]
+    Twice { url: String },
     #[error("{url}/models cannot be read: {why}")]
     Unreachable { url: String, why: String },
     #[error("{url}/models does not list the pool's model {model:?} (it lists: {listed})")]
@@ -100,8 +102,12 @@ impl PoolBackend {
         let first = configs.first().ok_or(PoolError::Empty)?.clone();
         let mut endpoints = Vec::with_capacity(configs.len());
         let mut slots = Vec::with_capacity(configs.len());
+        let mut seen = std::collections::HashSet::new();
         for config in configs {
             let url = without_credentials(&config.base_url);
+            if !seen.insert(config.base_url.trim_end_matches('/').to_owned()) {
+                return Err(PoolError::Twice { url });
+            }
             if config.model != first.model {
                 return Err(PoolError::NotOneModel {
                     url,
@@ -207,14 +213,17 @@ impl PoolBackend {
 }
 
 /// Whether another endpoint may answer where this one failed: it stopped
-/// answering, or answered what no server should. A refused request (4xx)
-/// or a reply without log-probabilities would fail anywhere.
+/// answering, answered what no server should, or is set up unlike the
+/// others (no log-probabilities, a redirect, another model, a missing path
+/// or key). Only a request refused for what it asks (400, 413, 422) would
+/// fail anywhere.
 fn fails_over(error: &GenerateError) -> bool {
-    matches!(
+    !matches!(
         error,
-        GenerateError::RetriesExhausted { .. }
-            | GenerateError::WaitRefused { .. }
-            | GenerateError::Malformed { .. }
+        GenerateError::Status {
+            status: 400 | 413 | 422,
+            ..
+        }
     )
 }
 
@@ -316,9 +325,14 @@ pub fn check_endpoint(config: &OpenAiConfig) -> Result<String, PoolError> {
             },
         });
     }
-    Ok(server_version(&agent, config)
-        .or(header)
-        .unwrap_or_else(|| "unknown".to_owned()))
+    let server = server_version(&agent, config).or(header);
+    Ok(server.map_or_else(|| "unknown".to_owned(), |text| printable(&text)))
+}
+
+/// What a server says of itself, safe to print: control characters (a
+/// terminal's escape sequences) dropped, at most 100 characters.
+fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(100).collect()
 }
 
 /// vLLM's `/version` beside the API root, where the server has one.

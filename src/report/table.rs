@@ -50,7 +50,30 @@ pub fn grid_markdown<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> Strin
 /// Text for a Markdown cell: a `|` escaped and line breaks as spaces, so
 /// the cell stays in its column and its row.
 pub fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    visible(text).replace('|', "\\|")
+}
+
+/// `text` with line breaks as spaces, tabs kept, and every other control
+/// character (a terminal's escape sequences) dropped.
+fn visible(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' | '\r' => Some(' '),
+            '\t' => Some('\t'),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// A name from the user's files (a path, a function) as a table cell in an
+/// inline code span, so that Markdown or HTML in it shows as written and
+/// does nothing: the fence is one backtick longer than any run inside.
+pub fn markdown_code(text: &str) -> String {
+    let text = visible(text).replace('|', "\\|");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {text} {fence}")
 }
 
 /// The grid as CSV (the `csv` crate's quoting).

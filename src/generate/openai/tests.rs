@@ -130,3 +130,26 @@ fn a_port_out_of_range_is_refused_not_taken_for_port_80() {
         Err(OpenAiConfigError::BadUrl(_))
     ));
 }
+
+#[test]
+fn a_reply_naming_another_model_is_refused_and_a_dated_snapshot_is_not() {
+    let named = |model: &str| serde_json::json!({ "model": model, "choices": [] });
+    assert!(check_model_named("u", "gpt-4o", &named("gpt-4o")).is_ok());
+    assert!(check_model_named("u", "gpt-4o", &named("gpt-4o-2024-08-06")).is_ok());
+    assert!(check_model_named("u", "m", &serde_json::json!({ "choices": [] })).is_ok());
+    for same in ["gpt-4", "gpt-4-0613", "gpt-4-2024-04-09"] {
+        assert!(
+            check_model_named("u", "gpt-4", &named(same)).is_ok(),
+            "{same}"
+        );
+    }
+    for other in ["gpt-4o-mini", "gpt-4-turbo", "gpt-4-", "qwen"] {
+        let message = check_model_named("u", "gpt-4", &named(other))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(other) && message.contains("gpt-4"),
+            "{message}"
+        );
+    }
+}

@@ -30,7 +30,7 @@ use crate::generate::cache::Cache;
 use crate::generate::stage::StageOptions;
 use crate::models::ModelHome;
 use crate::prompt::{PromptStyle, Template};
-use crate::report::table::{grid_markdown, markdown_cell};
+use crate::report::table::{grid_markdown, markdown_cell, markdown_code};
 use crate::retrieve::{Exclude, PromptOptions, prompt_for, rank_bm25};
 
 /// What to summarise and with which calibrator.
@@ -82,6 +82,7 @@ pub fn summarize_own_code(
         .template_text()
         .map_err(|e| failed(stage, e))?;
     let params = generation_params(config)?;
+    check_outputs_are_ours(&options.out)?;
     let reflective = reflective_measure(&options.calibrator.measure);
     check_calibrator(
         &options.calibrator,
@@ -322,6 +323,28 @@ fn prompt_rows(
         .collect())
 }
 
+/// The first line of the `summaries.md` codecal writes.
+const MARKDOWN_TITLE: &str = "# codecal summarize";
+
+/// Before any work: a `summaries.md` in `out` that codecal did not write
+/// (a user's own notes) is never replaced.
+fn check_outputs_are_ours(out: &Path) -> Result<(), PipelineError> {
+    let path = out.join("summaries.md");
+    let Ok(text) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    if text.starts_with(MARKDOWN_TITLE.as_bytes()) {
+        return Ok(());
+    }
+    Err(failed(
+        "summarize",
+        format!(
+            "{} exists and codecal did not write it; choose another --out",
+            path.display()
+        ),
+    ))
+}
+
 /// `summaries.jsonl` (one object per function) and `summaries.md`.
 fn write_outputs(out: &Path, summaries: &[TrustedSummary]) -> Result<(), PipelineError> {
     let jsonl: String = summaries
@@ -346,8 +369,8 @@ fn markdown(summaries: &[TrustedSummary]) -> String {
         .iter()
         .map(|s| {
             vec![
-                markdown_cell(&s.path),
-                markdown_cell(&s.function),
+                markdown_code(&s.path),
+                markdown_code(&s.function),
                 markdown_cell(&s.summary),
                 s.calibrated.map_or("-".to_owned(), |c| format!("{c:.3}")),
                 s.decision.clone(),
@@ -355,7 +378,7 @@ fn markdown(summaries: &[TrustedSummary]) -> String {
         })
         .collect();
     format!(
-        "# codecal summarize\n\n{} functions: {} accepted, {} to review, {} rejected.\n\n{}",
+        "{MARKDOWN_TITLE}\n\n{} functions: {} accepted, {} to review, {} rejected.\n\n{}",
         summaries.len(),
         count("accept"),
         count("review"),
