@@ -112,6 +112,32 @@ fn apply_reproduces_multicalibrated_confidences_and_refuses_missing_features() {
         "{err}"
     );
 
+    // An encoder saved with unsorted levels, or no name, is refused naming
+    // it: the lookup would have moved items between groups silently.
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let broken = dir.path().join("broken.json");
+    for (edit, key) in [
+        ("levels", "multicalibration.encoders[0]"),
+        ("name", "multicalibration.encoders[0].name"),
+    ] {
+        let mut v = value.clone();
+        let encoder = &mut v["multicalibration"]["encoders"][0];
+        match edit {
+            "levels" => encoder["levels"].as_array_mut().unwrap().reverse(),
+            _ => encoder["name"] = "".into(),
+        }
+        std::fs::write(&broken, v.to_string()).unwrap();
+        let out = codecal(&[
+            "apply",
+            "--calibrator",
+            broken.to_str().unwrap(),
+            items.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert!(!out.status.success() && err.contains(key), "{edit}: {err}");
+    }
+
     // A numeric feature's cell that is not a finite number is refused,
     // naming the line and column: it fell silently in the lowest bin (NaN,
     // -inf) or in no group (text).

@@ -383,8 +383,9 @@ impl Calibrator {
             path: path.to_owned(),
             reason,
         };
-        let calibrator: Calibrator =
-            serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+        // The key path, so that a bad value is found without reading the file.
+        let calibrator: Calibrator = serde_path_to_error::deserialize(value)
+            .map_err(|e| invalid(format!("{}: {}", e.path(), e.inner())))?;
         if let Some(defect) = calibrator.rescaler.as_ref().and_then(SavedRescaler::defect) {
             return Err(invalid(defect));
         }

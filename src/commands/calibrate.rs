@@ -240,6 +240,13 @@ fn method_choice(text: &str) -> Result<MethodChoice, String> {
 
 /// The multicalibration settings of `--method multicalibration`, checked.
 fn multicalibration_params(args: &CalibrateArgs) -> anyhow::Result<Option<MulticalibrationParams>> {
+    anyhow::ensure!(
+        args.group_features
+            .iter()
+            .all(|name| !name.trim().is_empty()),
+        "--group-features {:?}: a feature name is empty",
+        args.group_features.join(",")
+    );
     if args.method != MethodChoice::Multicalibration {
         anyhow::ensure!(
             args.group_features.is_empty(),

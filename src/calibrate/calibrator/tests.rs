@@ -105,6 +105,12 @@ fn odd_versions_and_cutoffs_are_refused_naming_the_key() {
         message.contains("cutoffs.accept[0].cutoff is 1.5"),
         "{message}"
     );
+    // A value of the wrong type names its key path, not only "expected usize".
+    let message = edit("/cutoffs/accept/0/decided", serde_json::json!(-5));
+    assert!(
+        message.contains("cutoffs.accept[0].decided") && message.contains("-5"),
+        "{message}"
+    );
     let message = edit("/cutoffs/accept/0/cutoff", serde_json::json!(-0.5));
     assert!(message.contains("outside [0, 1]"), "{message}");
     let message = edit("/cutoffs/accept/1/target_precision", serde_json::json!(7));

@@ -261,6 +261,9 @@ impl Multicalibrated {
         if let Err(e) = self.params.check() {
             return Some(format!("multicalibration.params: {e}"));
         }
+        if let Some(defect) = self.encoders.iter().enumerate().find_map(encoder_defect) {
+            return Some(defect);
+        }
         let features = self.encoders.len() as u32;
         if let Some(g) = self
             .groups
@@ -279,7 +282,6 @@ impl Multicalibrated {
         })
     }
 
-    /// The feature names an item must have.
     /// Whether feature `feature` (in the encoders' order) is cut into
     /// numeric bins.
     pub fn is_numeric(&self, feature: usize) -> bool {
@@ -288,6 +290,7 @@ impl Multicalibrated {
             .is_some_and(|e| matches!(e.encoding, groups::Encoding::Quantile { .. }))
     }
 
+    /// The feature names an item must have.
     pub fn feature_names(&self) -> impl Iterator<Item = &str> {
         self.encoders.iter().map(|e| e.name.as_str())
     }
@@ -323,6 +326,23 @@ impl Multicalibrated {
             .collect();
         self.predict_codes(base, &codes)
     }
+}
+
+/// What is wrong with encoder `k` as saved: no name, or levels a lookup
+/// would misread (categorical levels not strictly sorted, so the binary
+/// search misses some; cut points not finite and strictly increasing).
+fn encoder_defect((k, encoder): (usize, &groups::FeatureEncoder)) -> Option<String> {
+    let key = format!("multicalibration.encoders[{k}]");
+    if encoder.name.trim().is_empty() {
+        return Some(format!("{key}.name is empty"));
+    }
+    let ordered = match &encoder.encoding {
+        groups::Encoding::Categorical { levels } => levels.windows(2).all(|w| w[0] < w[1]),
+        groups::Encoding::Quantile { cuts } => {
+            cuts.iter().all(|c| c.is_finite()) && cuts.windows(2).all(|w| w[0] < w[1])
+        }
+    };
+    (!ordered).then(|| format!("{key}: its levels or cuts are not strictly increasing"))
 }
 
 fn shifted(p: f64, shift: f64) -> f64 {
