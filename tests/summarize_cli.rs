@@ -108,6 +108,16 @@ thresholds = "{thresholds}"
 
 /// A calibrator for `model`: identity Platt (slope 1, intercept 0 on the
 /// logit), accept at 0.9 and above.
+/// The decoding a summary run uses: one line, ended early where the reply
+/// runs into the template's next block.
+fn summary_params(template: &str) -> codecal::generate::Params {
+    let mut params = codecal::generate::Params::default();
+    if let Ok(template) = codecal::prompt::Template::parse(template, "test") {
+        params.stop.extend(template.stops());
+    }
+    params
+}
+
 fn calibrator(model: &str, template: &str) -> Calibrator {
     Calibrator {
         format: FORMAT.into(),
@@ -127,7 +137,7 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
             model: model.into(),
             model_sha256: None,
             prompt_template_sha256: codecal::digest::sha256_hex(template.as_bytes()),
-            decoding: serde_json::to_value(codecal::generate::Params::default()).unwrap(),
+            decoding: serde_json::to_value(summary_params(template)).unwrap(),
         }),
         training: Training {
             n: 100,

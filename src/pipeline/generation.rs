@@ -144,17 +144,31 @@ pub(crate) fn backend_label(backend: &BackendConfig) -> String {
 pub(crate) fn generation_params(config: &RunConfig) -> Result<Params, PipelineError> {
     let g = &config.generation;
     let task = config.task();
-    let (max_tokens, stop) = match task {
+    let (max_tokens, default_stop) = match task {
         TaskKind::Summarize => {
             let params = Params::default();
             (params.max_tokens, params.stop)
         }
         _ => config.dataset()?.generation_defaults(),
     };
+    let mut stop = g.stop.clone().unwrap_or(default_stop);
+    if task == TaskKind::Summarize {
+        // Whatever the stops asked for, a summary ends where the template's
+        // next block begins: a model that continues the pattern writes the
+        // instruction after its summary, on the same line.
+        let template =
+            crate::prompt::Template::parse(&config.prompt.template_text()?, "the template")
+                .map_err(|e| failed("generate", e))?;
+        for line in template.stops() {
+            if !stop.contains(&line) {
+                stop.push(line);
+            }
+        }
+    }
     Ok(Params {
         max_tokens: g.max_tokens.unwrap_or(max_tokens),
         temperature: g.temperature,
-        stop: g.stop.clone().unwrap_or(stop),
+        stop,
         top_logprobs: g.top_logprobs,
         seed: g.seed,
         // A completed line starts after any blank line or fence a chat model

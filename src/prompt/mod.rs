@@ -78,6 +78,19 @@ impl Template {
     pub fn seed() -> Template {
         Template::parse(SEED_TEMPLATE, "built-in").expect("the built-in template parses")
     }
+
+    /// Where an answer has run into the template's next block: the query
+    /// block's fixed lines (the instruction, `Comment:`), which a model that
+    /// continues the pattern writes after its summary on the same line
+    /// ("… Write down the original comment written by the developer.").
+    pub fn stops(&self) -> Vec<String> {
+        self.query
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.contains("{code}"))
+            .map(str::to_owned)
+            .collect()
+    }
 }
 
 /// How the prompt is sent.
@@ -220,6 +233,21 @@ fn fit(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_seed_template_stops_at_its_instruction_and_comment_lines() {
+        let stops = super::Template::seed().stops();
+        assert_eq!(
+            stops,
+            [
+                "Write down the original comment written by the developer.",
+                "Comment:"
+            ]
+        );
+        let reply = " Returns the size . Write down the original comment written by the developer.";
+        let end = crate::generate::stop_at(reply, &stops, false);
+        assert_eq!(end.map(|end| &reply[..end]), Some(" Returns the size . "));
+    }
+
     use super::*;
 
     const SHOTS: [Shot; 2] = [
