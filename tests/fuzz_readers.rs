@@ -5,7 +5,8 @@
 //! (seeded with the Haque et al. ratings in `../shared/data`), thresholds
 //! TOML, OpenAI-compatible responses, answer extraction for every task, the
 //! miner on mutated real Python and Java source, calibrator semantics
-//! (extreme values anywhere in a calibrator with per-group cutoffs), run
+//! (extreme values anywhere in a calibrator with per-group cutoffs, and in
+//! a multicalibrated one), model names in replies, run
 //! report files (report.json rebuilt into report.md and report.html) and
 //! `Retry-After` values.
 //!
@@ -135,6 +136,39 @@ proptest! {
                 }
             }
         }
+    }
+
+    /// A multicalibrated calibrator (encoders, groups, patches) with extreme
+    /// values anywhere, applied to items of every kind of feature value.
+    #[test]
+    fn multicalibrated_calibrators_never_panic(picks in prop::collection::vec((any::<u16>(), 0..EXTREMES.len()), 1..6)) {
+        use codecal::calibrate::multical::FeatureValue;
+        let mut value: serde_json::Value = serde_json::from_str(multicalibrated_seed()).unwrap();
+        let mut leaves = Vec::new();
+        number_pointers(&value, String::new(), &mut leaves);
+        for (at, extreme) in picks {
+            let pointer = &leaves[usize::from(at) % leaves.len()];
+            *value.pointer_mut(pointer).unwrap() = EXTREMES[extreme].clone();
+        }
+        if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &value.to_string())
+            && let Ok((accept, reject)) = calibrator.cutoffs_for(None, None) {
+                for language in ["a", "b", "zz", ""] {
+                    for length in [FeatureValue::Number(5.0), FeatureValue::Number(f64::NAN), FeatureValue::Text("abc")] {
+                        let values = [FeatureValue::Text(language), length];
+                        for p in [0.0, 0.3, 1.0] {
+                            let _ = calibrator.apply_in_groups(p, &values, &accept, reject.as_ref());
+                        }
+                    }
+                }
+            }
+    }
+
+    /// A reply naming any model, checked against the one asked for.
+    #[test]
+    fn reply_model_names_never_panic(asked in "\\PC{0,12}", answered in "\\PC{0,20}") {
+        let value = serde_json::json!({ "model": answered, "choices": [] });
+        let checked = codecal::generate::openai::check_model_named("u", &asked, &value);
+        prop_assert_eq!(checked.is_ok(), answered == asked || answered.strip_prefix(asked.as_str()).and_then(|r| r.strip_prefix('-')).is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit() || c == '-')));
     }
 
     /// A run's report.json, mutated, rebuilt into report.md and report.html.
@@ -352,6 +386,61 @@ fn grouped_calibrator_seed() -> &'static str {
         }
         .fit_by_group("language", &confidence, &correct, &groups)
         .unwrap();
+        calibrator.to_json()
+    })
+}
+
+/// A calibrator multicalibrated on a categorical and a numeric feature, made once.
+fn multicalibrated_seed() -> &'static str {
+    use codecal::calibrate::calibrator::LabelDefinition;
+    use codecal::calibrate::multical::{FeatureColumn, FeatureValues, MulticalibrationParams};
+    use codecal::calibrate::{CalibrateOptions, CalibrationData, Provenance, calibrate};
+    static SEED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| {
+        let n = 3000;
+        let language: Vec<String> = (0..n).map(|i| ["a", "b", "c"][i % 3].to_owned()).collect();
+        let length: Vec<f64> = (0..n).map(|i| (i * 37 % 400) as f64).collect();
+        let confidence: Vec<f64> = (0..n).map(|i| (i * 13 % 100) as f64 / 100.0).collect();
+        // Right far more often in "a" than in "c" at the same confidence.
+        let correct: Vec<bool> = (0..n)
+            .map(|i| (i * 13 % 100) > [10, 50, 90][i % 3])
+            .collect();
+        let data = CalibrationData {
+            confidence,
+            correct,
+            groups: None,
+            target: None,
+            features: vec![
+                FeatureColumn {
+                    name: "language".into(),
+                    values: FeatureValues::Categorical(language),
+                },
+                FeatureColumn {
+                    name: "length".into(),
+                    values: FeatureValues::Numeric(length),
+                },
+            ],
+        };
+        let options = CalibrateOptions {
+            bootstrap: 0,
+            multicalibration: Some(MulticalibrationParams {
+                min_items: 20,
+                ..Default::default()
+            }),
+            ..CalibrateOptions::default()
+        };
+        let report = calibrate(&data, &options).unwrap();
+        let provenance = Provenance {
+            measure: "confidence".into(),
+            label: LabelDefinition::default(),
+            generator: None,
+        };
+        let calibrator = Calibrator::from_report(&report, provenance);
+        let fit = calibrator
+            .multicalibration
+            .as_ref()
+            .expect("a multicalibration fit");
+        assert!(!fit.patches.is_empty(), "the seed has patches to fuzz");
         calibrator.to_json()
     })
 }
