@@ -700,7 +700,8 @@ fn fifo(path: &Path) {
 }
 
 /// A FIFO named like a source file is skipped with its reason, not read:
-/// the read would block forever (issue "hardening, third round").
+/// the read would block forever; and so is a source file over 8 MiB
+/// (issue "hardening, third round").
 #[test]
 fn a_fifo_in_a_source_tree_is_skipped_not_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -711,6 +712,8 @@ fn a_fifo_in_a_source_tree_is_skipped_not_read() {
         "def f(x):\n    \"\"\"Return x plus one, always.\"\"\"\n    return x + 1\n",
     );
     fifo(&dir.path().join("src/trap.py"));
+    // A 9 MiB one-line file would hold the parser for minutes: skipped too.
+    write(&dir.path().join("src"), "huge.py", &"x = 1; ".repeat((9 << 20) / 7));
     let mut child = Command::new(env!("CARGO_BIN_EXE_codecal"))
         .args(["corpus", "mine", "src", "--out", "records.jsonl"])
         .current_dir(dir.path())
@@ -730,6 +733,7 @@ fn a_fifo_in_a_source_tree_is_skipped_not_read() {
     let text = std::fs::read_to_string(dir.path().join("records.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 1);
     assert!(stderr(&out).contains("FIFO"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("over 8 MiB"), "{}", stderr(&out));
 }
 
 #[test]
