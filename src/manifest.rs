@@ -40,6 +40,12 @@ impl Manifest {
         self.config = serde_json::to_value(config).unwrap_or_default();
     }
 
+    /// The run's name as recorded, read from the raw config so that a config
+    /// of another codecal version still names its run.
+    pub fn recorded_name(&self) -> Option<&str> {
+        self.config.get("name")?.as_str()
+    }
+
     /// The recorded config, read as `T` (a merge rebuilds its run from it).
     pub fn config<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_value(self.config.clone())

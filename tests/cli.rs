@@ -713,7 +713,11 @@ fn a_fifo_in_a_source_tree_is_skipped_not_read() {
     );
     fifo(&dir.path().join("src/trap.py"));
     // A 9 MiB one-line file would hold the parser for minutes: skipped too.
-    write(&dir.path().join("src"), "huge.py", &"x = 1; ".repeat((9 << 20) / 7));
+    write(
+        &dir.path().join("src"),
+        "huge.py",
+        &"x = 1; ".repeat((9 << 20) / 7),
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_codecal"))
         .args(["corpus", "mine", "src", "--out", "records.jsonl"])
         .current_dir(dir.path())

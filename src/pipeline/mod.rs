@@ -249,11 +249,11 @@ fn prepare_dir(
         Existing::Refuse => Err(PipelineError::Exists(dir.to_owned())),
         Existing::Resume => Ok(()),
         Existing::Fresh => {
-            let recorded_name = read_manifest(&manifest_path)
-                .filter(|manifest| !manifest.codecal_version.is_empty())
-                .and_then(|manifest| manifest.config::<serde_json::Value>().ok())
-                .and_then(|recorded| recorded.get("name")?.as_str().map(str::to_owned));
-            if recorded_name.as_deref() != Some(config.name.as_str()) {
+            let ours = read_manifest(&manifest_path).is_some_and(|manifest| {
+                !manifest.codecal_version.is_empty()
+                    && manifest.recorded_name() == Some(config.name.as_str())
+            });
+            if !ours {
                 return Err(PipelineError::NotARun(dir.to_owned()));
             }
             std::fs::remove_dir_all(dir).map_err(|e| PipelineError::Artifact {
