@@ -120,13 +120,7 @@ proptest! {
     /// applied, never panic.
     #[test]
     fn calibrator_values_never_panic(picks in prop::collection::vec((any::<u16>(), 0..EXTREMES.len()), 1..6)) {
-        let mut value: serde_json::Value = serde_json::from_str(grouped_calibrator_seed()).unwrap();
-        let mut leaves = Vec::new();
-        number_pointers(&value, String::new(), &mut leaves);
-        for (at, extreme) in picks {
-            let pointer = &leaves[usize::from(at) % leaves.len()];
-            *value.pointer_mut(pointer).unwrap() = EXTREMES[extreme].clone();
-        }
+        let value = with_extremes(grouped_calibrator_seed(), &picks);
         if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &value.to_string()) {
             for group in [None, Some("java"), Some("python"), Some("cobol")] {
                 if let Ok((accept, reject)) = calibrator.cutoffs_for(None, group) {
@@ -143,13 +137,7 @@ proptest! {
     #[test]
     fn multicalibrated_calibrators_never_panic(picks in prop::collection::vec((any::<u16>(), 0..EXTREMES.len()), 1..6)) {
         use codecal::calibrate::multical::FeatureValue;
-        let mut value: serde_json::Value = serde_json::from_str(multicalibrated_seed()).unwrap();
-        let mut leaves = Vec::new();
-        number_pointers(&value, String::new(), &mut leaves);
-        for (at, extreme) in picks {
-            let pointer = &leaves[usize::from(at) % leaves.len()];
-            *value.pointer_mut(pointer).unwrap() = EXTREMES[extreme].clone();
-        }
+        let value = with_extremes(multicalibrated_seed(), &picks);
         if let Ok(calibrator) = Calibrator::parse(Path::new("fuzz.json"), &value.to_string())
             && let Ok((accept, reject)) = calibrator.cutoffs_for(None, None) {
                 for language in ["a", "b", "zz", ""] {
@@ -367,6 +355,19 @@ fn number_pointers(value: &serde_json::Value, at: String, out: &mut Vec<String>)
         }
         _ => {}
     }
+}
+
+/// The JSON `seed` with the numbers `picks` points at (by index among its
+/// numbers, wrapping) replaced by the `EXTREMES` they name.
+fn with_extremes(seed: &str, picks: &[(u16, usize)]) -> serde_json::Value {
+    let mut value: serde_json::Value = serde_json::from_str(seed).unwrap();
+    let mut leaves = Vec::new();
+    number_pointers(&value, String::new(), &mut leaves);
+    for &(at, extreme) in picks {
+        let pointer = &leaves[usize::from(at) % leaves.len()];
+        *value.pointer_mut(pointer).unwrap() = EXTREMES[extreme].clone();
+    }
+    value
 }
 
 /// A calibrator with per-group cutoffs (java, python), made once.

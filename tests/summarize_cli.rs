@@ -181,6 +181,15 @@ fn calibrator(model: &str, template: &str) -> Calibrator {
     }
 }
 
+/// The seed template's calibrator for `test-model`, saved in `dir`.
+fn seed_calibrator(dir: &Path) -> PathBuf {
+    let saved = dir.join("calibrator.json");
+    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
+        .save(&saved)
+        .unwrap();
+    saved
+}
+
 fn summarize(dir: &Path, config: &Path, calibrator: &Path) -> std::process::Output {
     common::codecal(&[
         "summarize",
@@ -200,10 +209,7 @@ fn every_function_gets_one_decision_and_a_rerun_asks_nothing() {
     write_tree(&dir.path().join("tree"));
     let server = server();
     let config = config(dir.path(), &server);
-    let saved = dir.path().join("calibrator.json");
-    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
-        .save(&saved)
-        .unwrap();
+    let saved = seed_calibrator(dir.path());
 
     let out = summarize(dir.path(), &config, &saved);
     assert!(
@@ -303,10 +309,7 @@ fn unreadable_files_are_listed_and_out_must_be_a_directory() {
     .unwrap();
     let server = server();
     let config = config(dir.path(), &server);
-    let saved = dir.path().join("calibrator.json");
-    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
-        .save(&saved)
-        .unwrap();
+    let saved = seed_calibrator(dir.path());
     let out = summarize(dir.path(), &config, &saved);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -348,10 +351,7 @@ fn a_users_own_summaries_md_is_kept_and_file_names_stay_inert() {
     .unwrap();
     let server = server();
     let config = config(dir.path(), &server);
-    let saved = dir.path().join("calibrator.json");
-    calibrator("test-model", codecal::prompt::SEED_TEMPLATE)
-        .save(&saved)
-        .unwrap();
+    let saved = seed_calibrator(dir.path());
     std::fs::create_dir(dir.path().join("out")).unwrap();
     let notes = dir.path().join("out/summaries.md");
     std::fs::write(&notes, "my own notes\n").unwrap();
