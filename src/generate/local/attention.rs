@@ -12,9 +12,18 @@
 
 use rayon::prelude::*;
 
-use super::llama::{RopeStyle, Shape};
-use super::rope::{rotate_halves, rotate_pairs};
+use super::rope::{RopeStyle, rotate_halves, rotate_pairs};
 use super::vector_exp::softmax_in_place;
+
+/// The model's attention shape, from the GGUF metadata.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub context: usize,
+    pub rope: RopeStyle,
+}
 
 /// One block's keys (after the rotary embedding) and values: a row of
 /// kv_heads × head_dim values per position, appended as the sequence runs,

@@ -23,9 +23,9 @@
 //! a rayon worker, so that their parallel loops do not each pay for waking
 //! threads.
 
-use super::attention::{LayerCache, Rotary, attend_rows};
+use super::attention::{LayerCache, Rotary, Shape, attend_rows};
 use super::embedding::QuantizedEmbedding;
-use super::rope::rope_tables;
+use super::rope::{RopeStyle, rope_tables};
 use super::vector_exp::silu_times;
 use candle_core::quantized::gguf_file::Content;
 use candle_core::quantized::{QMatMul, QTensor};
@@ -125,25 +125,6 @@ struct Block {
 #[derive(Clone)]
 pub struct KvCache {
     blocks: Vec<LayerCache>,
-}
-
-/// The model's shape, from the GGUF metadata.
-#[derive(Clone, Copy, Debug)]
-pub struct Shape {
-    pub heads: usize,
-    pub kv_heads: usize,
-    pub head_dim: usize,
-    pub context: usize,
-    pub rope: RopeStyle,
-}
-
-/// Which dimensions of a head the rotary embedding turns together.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RopeStyle {
-    /// Adjacent pairs (2i, 2i + 1): GGUF's `llama` weights are permuted for it.
-    Interleaved,
-    /// Dimension i with i + head_dim / 2, as llama.cpp rotates `qwen2`.
-    Neox,
 }
 
 pub struct Llama {

@@ -5,6 +5,15 @@
 
 use candle_core::{D, DType, Device, Result, Tensor};
 
+/// Which dimensions of a head the rotary embedding turns together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Adjacent pairs (2i, 2i + 1): GGUF's `llama` weights are permuted for it.
+    Interleaved,
+    /// Dimension i with i + head_dim / 2, as llama.cpp rotates `qwen2`.
+    Neox,
+}
+
 /// The interleaved rotary embedding (GPT-J pairs) of every head in `x` at
 /// one position, as candle's `rope_i` computes it.
 pub(super) fn rotate_pairs(x: &mut [f32], cos: &[f32], sin: &[f32]) {
