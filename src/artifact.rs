@@ -124,7 +124,11 @@ pub fn write_dir_atomic(
         .tempdir_in(&parent)
         .map_err(|e| error(&parent, e))?;
     for (file, bytes) in files {
-        write_atomic(&staging.path().join(file), bytes)?;
+        let path = staging.path().join(file);
+        if let Some(folder) = path.parent() {
+            create_dir(folder)?;
+        }
+        write_atomic(&path, bytes)?;
     }
     if dir.exists() {
         let old = tempfile::Builder::new()

@@ -393,9 +393,8 @@ fn grouped_calibrator_seed() -> &'static str {
 
 /// A calibrator multicalibrated on a categorical and a numeric feature, made once.
 fn multicalibrated_seed() -> &'static str {
-    use codecal::calibrate::calibrator::LabelDefinition;
     use codecal::calibrate::multical::{FeatureColumn, FeatureValues, MulticalibrationParams};
-    use codecal::calibrate::{CalibrateOptions, CalibrationData, Provenance, calibrate};
+    use codecal::calibrate::{CalibrateOptions, CalibrationData};
     static SEED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SEED.get_or_init(|| {
         let n = 3000;
@@ -430,13 +429,7 @@ fn multicalibrated_seed() -> &'static str {
             }),
             ..CalibrateOptions::default()
         };
-        let report = calibrate(&data, &options).unwrap();
-        let provenance = Provenance {
-            measure: "confidence".into(),
-            label: LabelDefinition::default(),
-            generator: None,
-        };
-        let calibrator = Calibrator::from_report(&report, provenance);
+        let calibrator = calibrator_of(&data, &options);
         let fit = calibrator
             .multicalibration
             .as_ref()
@@ -517,8 +510,7 @@ fn calibrator_seed() -> &'static str {
 }
 
 fn make_calibrator_seed() -> String {
-    use codecal::calibrate::calibrator::LabelDefinition;
-    use codecal::calibrate::{CalibrateOptions, CalibrationData, Provenance, calibrate};
+    use codecal::calibrate::{CalibrateOptions, CalibrationData};
     let text = String::from_utf8_lossy(CSV_SEED).into_owned();
     let (confidence, correct): (Vec<f64>, Vec<bool>) = text
         .lines()
@@ -539,11 +531,21 @@ fn make_calibrator_seed() -> String {
         bootstrap: 0,
         ..CalibrateOptions::default()
     };
-    let report = calibrate(&data, &options).unwrap();
+    calibrator_of(&data, &options).to_json()
+}
+
+/// The calibrator `calibrate` saves for `data` under `options`.
+fn calibrator_of(
+    data: &codecal::calibrate::CalibrationData,
+    options: &codecal::calibrate::CalibrateOptions,
+) -> Calibrator {
+    use codecal::calibrate::calibrator::LabelDefinition;
+    use codecal::calibrate::{Provenance, calibrate};
+    let report = calibrate(data, options).unwrap();
     let provenance = Provenance {
         measure: "confidence".into(),
         label: LabelDefinition::default(),
         generator: None,
     };
-    Calibrator::from_report(&report, provenance).to_json()
+    Calibrator::from_report(&report, provenance)
 }

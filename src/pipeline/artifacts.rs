@@ -67,10 +67,8 @@ pub(crate) fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, Pip
         source,
     };
     // A FIFO in a run or shard directory would block the read forever.
-    let bytes = crate::artifact::read_regular(path, crate::artifact::TABLE_CAP_BYTES)
+    let text = crate::artifact::read_regular_text(path, crate::artifact::TABLE_CAP_BYTES)
         .map_err(|e| error(e.into()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| error(std::io::Error::new(std::io::ErrorKind::InvalidData, e).into()))?;
     text.lines()
         .enumerate()
         .map(|(i, line)| {

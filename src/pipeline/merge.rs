@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::config::RunConfig;
 use super::shard::{MAX_SHARDS, SHARD_FILE, ShardRecord, config_hash, owner, prompt_ids};
 use super::{Existing, Manifest, Mode, PipelineError, Progress, RunSummary};
-use crate::artifact::{create_dir, write_atomic};
+use crate::artifact::write_dir_atomic;
 use crate::manifest::{gather_json, json_line_id, read_manifest};
 
 /// Why shards cannot be merged.
@@ -111,11 +111,7 @@ pub fn merge(
     config.check_offline()?;
     let every_output = manifest.stages.values().flat_map(|stage| &stage.outputs);
     if let Some(file) = every_output.into_iter().find(|file| !stays_inside(file)) {
-        return Err(MergeError::Unreadable {
-            path: first.dir.join("manifest.json"),
-            message: format!("{file:?} is not a relative path inside the run directory"),
-        }
-        .into());
+        return Err(outside(first.dir.join("manifest.json"), file).into());
     }
     let ids = prompt_ids(&first.dir)?;
     for piece in &pieces {
@@ -128,12 +124,16 @@ pub fn merge(
     for file in &first.record.item_outputs {
         merged.insert(file.clone(), interleave(&pieces, &ids, &owners, file)?);
     }
-    let mut files: Vec<(&String, Vec<u8>)> = Vec::new();
     for file in &shared {
-        files.push((file, read(&first.dir.join(file))?));
+        merged.insert(file.clone(), read(&first.dir.join(file))?);
     }
-    files.extend(merged.iter().map(|(file, bytes)| (file, bytes.clone())));
-    write_whole(out, &files)?;
+    // Written whole into a staging directory and renamed, so that a merge
+    // that fails leaves nothing half-written; OUT is empty or absent here.
+    let files: Vec<(&str, &[u8])> = merged
+        .iter()
+        .map(|(file, bytes)| (file.as_str(), bytes.as_slice()))
+        .collect();
+    write_dir_atomic(out, &files, &[])?;
     super::run_in(&config, Existing::Resume, Mode::Adopt, on_progress)
 }
 
@@ -147,15 +147,13 @@ fn check_record(piece: &Piece, manifest: &Manifest, ids: &[String]) -> Result<()
         path: piece.dir.join(file),
         message,
     };
-    let outside =
-        |file: &String| format!("{file:?} is not a relative path inside the run directory");
     if let Some(file) = piece
         .record
         .item_outputs
         .iter()
         .find(|file| !stays_inside(file))
     {
-        return Err(bad(SHARD_FILE, outside(file)));
+        return Err(outside(piece.dir.join(SHARD_FILE), file));
     }
     let shard = piece.record.shard;
     let owned = ids
@@ -193,6 +191,15 @@ fn check_record(piece: &Piece, manifest: &Manifest, ids: &[String]) -> Result<()
     Ok(())
 }
 
+/// `file`, named in the file at `named_in`, would be read or written
+/// outside its run directory.
+fn outside(named_in: PathBuf, file: &str) -> MergeError {
+    MergeError::Unreadable {
+        path: named_in,
+        message: format!("{file:?} is not a relative path inside the run directory"),
+    }
+}
+
 /// A path of plain names only: no root, no `..`, no `.`, not empty.
 fn stays_inside(file: &str) -> bool {
     let path = Path::new(file);
@@ -200,38 +207,6 @@ fn stays_inside(file: &str) -> bool {
         && path
             .components()
             .all(|part| matches!(part, std::path::Component::Normal(_)))
-}
-
-/// Writes every file into a temporary directory beside `out`, then renames
-/// it to `out`, so that a merge that fails leaves nothing half-written.
-fn write_whole(out: &Path, files: &[(&String, Vec<u8>)]) -> Result<(), PipelineError> {
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let staging = out.with_file_name(format!(".{name}.merging-{}", std::process::id()));
-    let written = (|| {
-        create_dir(&staging)?;
-        for (file, bytes) in files {
-            write_into(&staging, file, bytes)?;
-        }
-        if out.exists() {
-            std::fs::remove_dir(out).map_err(|e| moved(out, e))?;
-        }
-        std::fs::rename(&staging, out).map_err(|e| moved(out, e))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
-    written
-}
-
-fn moved(out: &Path, error: std::io::Error) -> PipelineError {
-    MergeError::Unreadable {
-        path: out.to_owned(),
-        message: format!("cannot put the merged run in place: {error}"),
-    }
-    .into()
 }
 
 /// Reads each shard's record and checks that together they are one run's
@@ -512,14 +487,4 @@ fn read(path: &Path) -> Result<Vec<u8>, MergeError> {
             message: e.to_string(),
         }
     })
-}
-
-/// Writes `bytes` to `out/file`, making its folder.
-fn write_into(out: &Path, file: &str, bytes: &[u8]) -> Result<(), PipelineError> {
-    let path = out.join(file);
-    if let Some(parent) = path.parent() {
-        create_dir(parent)?;
-    }
-    write_atomic(&path, bytes)?;
-    Ok(())
 }

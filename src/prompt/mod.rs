@@ -233,9 +233,11 @@ fn fit(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn the_seed_template_stops_at_its_instruction_and_comment_lines() {
-        let stops = super::Template::seed().stops();
+        let stops = Template::seed().stops();
         assert_eq!(
             stops,
             [
@@ -247,8 +249,6 @@ mod tests {
         let end = crate::generate::stop_at(reply, &stops, false);
         assert_eq!(end.map(|end| &reply[..end]), Some(" Returns the size . "));
     }
-
-    use super::*;
 
     const SHOTS: [Shot; 2] = [
         Shot {

@@ -70,7 +70,7 @@ fn visible(text: &str) -> String {
 /// inline code span, so that Markdown or HTML in it shows as written and
 /// does nothing: the fence is one backtick longer than any run inside.
 pub fn markdown_code(text: &str) -> String {
-    let text = visible(text).replace('|', "\\|");
+    let text = markdown_cell(text);
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     format!("{fence} {text} {fence}")

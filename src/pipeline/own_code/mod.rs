@@ -327,13 +327,16 @@ fn prompt_rows(
 const MARKDOWN_TITLE: &str = "# codecal summarize";
 
 /// Before any work: a `summaries.md` in `out` that codecal did not write
-/// (a user's own notes) is never replaced.
+/// (a user's own notes, or a FIFO, which a plain read would wait on
+/// forever) is never replaced.
 fn check_outputs_are_ours(out: &Path) -> Result<(), PipelineError> {
     let path = out.join("summaries.md");
-    let Ok(text) = std::fs::read(&path) else {
+    if !path.exists() {
         return Ok(());
-    };
-    if text.starts_with(MARKDOWN_TITLE.as_bytes()) {
+    }
+    let ours = crate::artifact::read_regular(&path, crate::artifact::JSON_CAP_BYTES)
+        .is_ok_and(|text| text.starts_with(MARKDOWN_TITLE.as_bytes()));
+    if ours {
         return Ok(());
     }
     Err(failed(
